@@ -1,0 +1,95 @@
+"""Shared base for typed config: camelCase keys, typos refused, frozen values, and one error format."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+
+Path = tuple[str | int, ...]
+
+
+class Model(BaseModel):
+    """Base of every config model: keys are spelled as upstream spells them (camelCase)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        use_attribute_docstrings=True,
+        validate_default=True,
+    )
+
+    def is_set(self, field: str) -> bool:
+        """Whether the user wrote this field (as opposed to taking its default)."""
+        return field in self.model_fields_set
+
+    def dump(self) -> dict[str, Any]:
+        """The config as upstream-spelled plain data, unset optional fields left out."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One problem in the config, at a key path relative to the stack file's `config:` block."""
+
+    path: Path
+    message: str
+    value: Any = None
+    has_value: bool = True
+
+    def render(self, source: str) -> str:
+        got = f" (got {_show(self.value)})" if self.has_value else " (got nothing)"
+        return f"{source}: {render_path(self.path)}: {self.message}{got}"
+
+
+def render_path(path: Sequence[str | int]) -> str:
+    """`('eks-karpenter:nodePools', 0, 'name')` -> `eks-karpenter:nodePools[0].name`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+def _show(value: Any) -> str:
+    try:
+        text = json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+class ConfigError(pulumi.RunError):
+    """Invalid stack config. `pulumi.RunError`, so Pulumi prints the message without a traceback."""
+
+    def __init__(self, source: str, issues: Iterable[Issue]) -> None:
+        self.source = source
+        self.issues = sorted(issues, key=lambda i: (render_path(i.path), i.message))
+        lines = [i.render(source) for i in self.issues]
+        noun = "problem" if len(lines) == 1 else "problems"
+        super().__init__(f"invalid stack config, {len(lines)} {noun}:\n" + "\n".join(lines))
+
+
+def issues_from_validation_error(err: ValidationError, prefix: Path = ()) -> list[Issue]:
+    """Pydantic's errors as `Issue`s; locations already use the YAML (alias) spelling."""
+    issues = []
+    for e in err.errors():
+        loc: Path = tuple(p for p in e["loc"] if not _is_union_tag(p))
+        missing = e["type"] == "missing"
+        message = e["msg"].removeprefix("Value error, ")
+        issues.append(Issue(prefix + loc, message, None if missing else e.get("input"), has_value=not missing))
+    return issues
+
+
+def _is_union_tag(part: Any) -> bool:
+    # pydantic adds the member type name for unions (e.g. 'function-after[...]'); it is not a key.
+    return isinstance(part, str) and ("[" in part or part in {"str", "int", "bool", "float"})

@@ -1,0 +1,66 @@
+"""Cross-field rules for the cluster config."""
+
+from __future__ import annotations
+
+from components._model import Issue, Path
+from components.cluster.config import ClusterConfig
+
+_CREATE_ONLY = ("version", "authentication_mode", "endpoint_private_access", "endpoint_public_access",
+                "public_access_cidrs", "log_types", "secrets_encryption", "kms_key_arn", "system_node_group",
+                "spot_node_groups", "addon_versions")
+
+
+def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issue]:
+    issues: list[Issue] = []
+    alias = {name: f.alias or name for name, f in ClusterConfig.model_fields.items()}
+    if cfg.existing:
+        for name in _CREATE_ONLY:
+            if cfg.is_set(name):
+                issues.append(Issue(at + (alias[name],), "does not apply to an existing cluster (existing: "
+                                    "true); this stack does not manage the cluster itself",
+                                    cfg.model_dump(by_alias=True, mode="json")[alias[name]]))
+        return issues
+    if cfg.authentication_mode == "API_AND_CONFIG_MAP" and not cfg.aws_auth_compatibility:
+        issues.append(Issue(at + ("authenticationMode",), "API_AND_CONFIG_MAP keeps the aws-auth ConfigMap "
+                            "alive; set awsAuthCompatibility: true to opt in explicitly", cfg.authentication_mode))
+    if cfg.aws_auth_compatibility and cfg.authentication_mode == "API":
+        issues.append(Issue(at + ("awsAuthCompatibility",), "aws-auth is ignored in API mode; set "
+                            "authenticationMode: API_AND_CONFIG_MAP or drop this", True))
+    if not cfg.endpoint_private_access and not cfg.endpoint_public_access:
+        issues.append(Issue(at + ("endpointPrivateAccess",), "at least one of endpointPrivateAccess and "
+                            "endpointPublicAccess must be true", False))
+    if cfg.endpoint_public_access and not cfg.public_access_cidrs:
+        issues.append(Issue(at + ("publicAccessCidrs",), "a public endpoint needs an explicit allow-list",
+                            [], ))
+    if cfg.public_access_cidrs and not cfg.endpoint_public_access:
+        issues.append(Issue(at + ("publicAccessCidrs",), "only applies with endpointPublicAccess: true",
+                            cfg.public_access_cidrs))
+    if protected and "0.0.0.0/0" in cfg.public_access_cidrs:
+        issues.append(Issue(at + ("publicAccessCidrs",), "a protected (production) cluster's public endpoint "
+                            "may not be open to the internet: list your CIDRs or use the private endpoint",
+                            cfg.public_access_cidrs))
+    if protected and not cfg.secrets_encryption:
+        issues.append(Issue(at + ("secretsEncryption",), "a protected (production) cluster must encrypt "
+                            "secrets with KMS", False))
+    if cfg.kms_key_arn and not cfg.secrets_encryption:
+        issues.append(Issue(at + ("kmsKeyArn",), "only applies with secretsEncryption: true", cfg.kms_key_arn))
+
+    group = cfg.system_node_group
+    gpath = at + ("systemNodeGroup",)
+    if not group.min_size <= group.desired_size <= group.max_size:
+        issues.append(Issue(gpath + ("desiredSize",), f"must be between minSize ({group.min_size}) and maxSize "
+                            f"({group.max_size})", group.desired_size))
+    names = [g.name for g in cfg.spot_node_groups]
+    for i, g in enumerate(cfg.spot_node_groups):
+        spath = at + ("spotNodeGroups", i)
+        if names.count(g.name) > 1:
+            issues.append(Issue(spath + ("name",), "spot node group names must be unique", g.name))
+        if not g.instance_types:
+            issues.append(Issue(spath + ("instanceTypes",), "a spot group needs at least one instance type "
+                                "(several, of one size, for capacity diversity)", []))
+        elif len(set(g.instance_types)) != len(g.instance_types):
+            issues.append(Issue(spath + ("instanceTypes",), "instance types must be unique", g.instance_types))
+        if not g.min_size <= g.desired_size <= g.max_size:
+            issues.append(Issue(spath + ("desiredSize",), f"must be between minSize ({g.min_size}) and "
+                                f"maxSize ({g.max_size})", g.desired_size))
+    return issues

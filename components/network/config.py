@@ -1,0 +1,65 @@
+"""Network config types and defaults: create a VPC, or adopt an existing one."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, StringConstraints
+
+from components._model import Model
+
+AvailabilityZone = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")]
+SubnetId = Annotated[str, StringConstraints(pattern=r"^subnet-[0-9a-f]{8,17}$")]
+VpcId = Annotated[str, StringConstraints(pattern=r"^vpc-[0-9a-f]{8,17}$")]
+
+
+def _ipv4_network(value: str) -> str:
+    try:
+        net = ipaddress.IPv4Network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(f"not an IPv4 network in CIDR notation: {exc}") from None
+    if not 16 <= net.prefixlen <= 20:
+        raise ValueError("VPC prefix length must be /16 to /20 (Karpenter nodes and pods need the addresses)")
+    return str(net)
+
+
+Cidr = Annotated[str, AfterValidator(_ipv4_network)]
+
+
+class NetworkConfig(Model):
+    """The VPC the cluster lives in. Give `availabilityZones` to create one; give `vpcId` and
+    `privateSubnetIds` to adopt an existing VPC (its subnets are tagged, never recreated)."""
+
+    availability_zones: list[AvailabilityZone] | None = Field(None, min_length=2, max_length=6)
+    """Zones to spread subnets over (2 to 6), e.g. [eu-west-1a, eu-west-1b]. Create mode only; append new zones
+    at the end, since a zone's position decides its subnet ranges."""
+
+    vpc_cidr: Cidr = "10.0.0.0/16"
+    """VPC range (/16 to /20). Private subnets take one eighth each, public ones a sixty-fourth."""
+
+    nat_gateways: Literal["single", "perAz"] = "perAz"
+    """`perAz` keeps egress up when a zone fails; `single` saves roughly 32 USD a month per zone (dev)."""
+
+    vpc_id: VpcId | None = None
+    """Adopt this existing VPC instead of creating one."""
+
+    private_subnet_ids: dict[AvailabilityZone, SubnetId] | None = None
+    """Adopt mode: existing private subnets by zone. They get the discovery and internal-elb tags."""
+
+    public_subnet_ids: dict[AvailabilityZone, SubnetId] | None = None
+    """Adopt mode: existing public subnets by zone. They get the elb tag."""
+
+    tags: dict[str, str] = Field(default_factory=dict)
+    """Extra tags on network resources (merged over the stack-wide tags)."""
+
+    @property
+    def adopting(self) -> bool:
+        return self.vpc_id is not None
+
+    @property
+    def zones(self) -> list[str]:
+        """The zones nodes can use: the private subnets' zones."""
+        if self.adopting:
+            return sorted(self.private_subnet_ids or {})
+        return list(self.availability_zones or [])

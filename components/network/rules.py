@@ -1,0 +1,58 @@
+"""Cross-field rules for the network config. Field-level checks live on the types in config.py."""
+
+from __future__ import annotations
+
+from components._model import Issue, Path
+from components.network.config import NetworkConfig
+from components.tags import reserved_tag_key
+
+_CREATE_ONLY = ("availability_zones", "vpc_cidr", "nat_gateways")
+_ADOPT_ONLY = ("private_subnet_ids", "public_subnet_ids")
+
+
+def validate_network(cfg: NetworkConfig, region: str, at: Path) -> list[Issue]:
+    issues: list[Issue] = []
+    dump = cfg.model_dump(by_alias=True)
+    alias = {name: field.alias or name for name, field in NetworkConfig.model_fields.items()}
+
+    if cfg.adopting:
+        for name in _CREATE_ONLY:
+            if cfg.is_set(name):
+                issues.append(Issue(at + (alias[name],), "only applies when creating a VPC; remove it when "
+                                    "adopting one with vpcId", dump[alias[name]]))
+        if not cfg.private_subnet_ids:
+            issues.append(Issue(at + ("privateSubnetIds",), "required when adopting a VPC (vpcId is set): "
+                                "map each zone to an existing private subnet", None, has_value=False))
+        elif len(cfg.private_subnet_ids) < 2:
+            issues.append(Issue(at + ("privateSubnetIds",), "needs subnets in at least 2 zones",
+                                cfg.private_subnet_ids))
+        ids = [*(cfg.private_subnet_ids or {}).values(), *(cfg.public_subnet_ids or {}).values()]
+        for dup in sorted({i for i in ids if ids.count(i) > 1}):
+            issues.append(Issue(at, "a subnet is listed twice (private and public, or in two zones)", dup))
+    else:
+        for name in _ADOPT_ONLY:
+            if cfg.is_set(name):
+                issues.append(Issue(at + (alias[name],), "only applies when adopting a VPC; set vpcId too, or "
+                                    "remove it", dump[alias[name]]))
+        if cfg.availability_zones is None:
+            issues.append(Issue(at + ("availabilityZones",), "required when creating a VPC (or set vpcId to "
+                                "adopt one)", None, has_value=False))
+        elif len(set(cfg.availability_zones)) != len(cfg.availability_zones):
+            issues.append(Issue(at + ("availabilityZones",), "zones must be unique", cfg.availability_zones))
+
+    zone_fields: list[tuple[Path, list[str]]] = [
+        (at + ("availabilityZones",), list(cfg.availability_zones or [])),
+        (at + ("privateSubnetIds",), list(cfg.private_subnet_ids or {})),
+        (at + ("publicSubnetIds",), list(cfg.public_subnet_ids or {})),
+    ]
+    for path, zones in zone_fields:
+        for i, zone in enumerate(zones):
+            if not zone.startswith(region) or len(zone) != len(region) + 1:
+                where = path + (i,) if path[-1] == "availabilityZones" else path + (zone,)
+                issues.append(Issue(where, f"zone is not in the stack's region {region} (aws:region)", zone))
+
+    for key in cfg.tags:
+        if reserved_tag_key(key):
+            issues.append(Issue(at + ("tags", key), "reserved tag key: discovery and ownership tags are set by "
+                                "this library", cfg.tags[key]))
+    return issues

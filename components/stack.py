@@ -1,0 +1,148 @@
+"""The whole stack config: every `eks-karpenter:*` key of a stack file, loaded and validated in one pass.
+
+Loading is pure (raw strings in, a frozen `StackConfig` or one `ConfigError` out), so the program can refuse
+a bad stack file before registering a single resource, and tests can check every rule without an engine.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field, TypeAdapter, ValidationError
+
+from components._model import ConfigError, Issue, Model, Path, issues_from_validation_error
+from components.cluster.config import ClusterConfig
+from components.cluster.rules import validate_cluster
+from components.network.config import NetworkConfig
+from components.network.rules import validate_network
+from components.tags import reserved_tag_key
+
+PROJECT = "eks-karpenter"
+REGION_KEY = "aws:region"
+
+
+class StackConfig(Model):
+    """Everything under `config:` in `stacks/Pulumi.<stack>.yaml` that this library reads."""
+
+    region: str
+    """From `aws:region`."""
+    cluster: ClusterConfig
+    """`eks-karpenter:cluster`: the EKS cluster (created, or adopted with `existing: true`)."""
+    network: NetworkConfig
+    """`eks-karpenter:network`: the VPC (created, or adopted with `vpcId`)."""
+    tags: dict[str, str] = Field(default_factory=dict)
+    """`eks-karpenter:tags`: tags on every AWS resource, for cost allocation."""
+    protect: bool = False
+    """`eks-karpenter:protect`: protect stateful resources (VPC, subnets, cluster, KMS key) from deletion."""
+
+
+# Project keys read from the stack file, in the order they are reported.
+SECTIONS = tuple((f.alias or name) for name, f in StackConfig.model_fields.items() if name != "region")
+
+
+def _key(section: str) -> str:
+    return f"{PROJECT}:{section}"
+
+
+def raw_sections(config: Mapping[str, str], project: str = PROJECT) -> tuple[dict[str, Any], list[Issue]]:
+    """Decode the project's keys from Pulumi's flat config (values are strings; objects are JSON text)."""
+    issues: list[Issue] = []
+    raw: dict[str, Any] = {}
+    known = {f"{project}:{s}" for s in SECTIONS}
+    for key in sorted(config):
+        if key.startswith(f"{project}:") and key not in known:
+            issues.append(Issue((key,), f"unknown key; known keys: {', '.join(sorted(known))}", config[key]))
+    for section in SECTIONS:
+        text = config.get(f"{project}:{section}")
+        if text is None:
+            continue
+        try:
+            raw[section] = json.loads(text)
+        except json.JSONDecodeError:
+            raw[section] = text  # a plain string: the model reports the type error with the key path
+    return raw, issues
+
+
+def load_stack_config(config: Mapping[str, str], source: str, project: str = PROJECT) -> StackConfig:
+    """Validate a stack's config. Raises one `ConfigError` listing every problem, naming `source`.
+
+    Each section is parsed on its own, so the rules of the sections that parsed still run (and report) when
+    another section has a type error.
+    """
+    raw, issues = raw_sections(config, project)
+    region = config.get(REGION_KEY)
+    if not region:
+        issues.append(Issue((REGION_KEY,), "required: the AWS region to deploy to", None, has_value=False))
+    parsed: dict[str, Any] = {"region": region or "us-east-1"}
+    for name, field in StackConfig.model_fields.items():
+        alias = field.alias or name
+        if name == "region" or (alias not in raw and not field.is_required()):
+            continue
+        if alias not in raw:
+            issues.append(Issue((_key(alias),), "required", None, has_value=False))
+            continue
+        try:
+            parsed[name] = TypeAdapter(field.annotation).validate_python(raw[alias])  # type: ignore[arg-type]
+        except ValidationError as err:
+            issues += issues_from_validation_error(err, (_key(alias),))
+    cfg = StackConfig.model_construct(**parsed)
+    issues += validate_stack(cfg, project)
+    if issues:
+        raise ConfigError(source, issues)
+    return StackConfig.model_validate(parsed)  # parsed sections are kept as they are (fields_set intact)
+
+
+def validate_stack(cfg: StackConfig, project: str = PROJECT) -> list[Issue]:
+    """Every cross-field and cross-object rule, with the key path of the field to fix.
+
+    `cfg` may be partial (built with `model_construct` from the sections that parsed): rules whose inputs
+    are missing are skipped, since those sections already have errors of their own.
+    """
+    def at(section: str) -> Path:
+        return (_key(section),)
+
+    parts = cfg.__dict__
+    protect = bool(parts.get("protect", False))
+    issues: list[Issue] = []
+    if "network" in parts:
+        issues += validate_network(cfg.network, cfg.region, at("network"))
+    if "cluster" in parts:
+        issues += validate_cluster(cfg.cluster, at("cluster"), protect)
+    for key, value in parts.get("tags", {}).items():
+        if reserved_tag_key(key):
+            issues.append(Issue(at("tags") + (key,), "reserved tag key: discovery and ownership tags are set "
+                                "by this library", value))
+    return issues
+
+
+def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
+    """JSON Schema of a stack file, for editors' YAML validation and completion."""
+    defs: dict[str, Any] = {}
+    properties: dict[str, Any] = {REGION_KEY: {"type": "string", "description": "AWS region to deploy to."}}
+    for name, field in StackConfig.model_fields.items():
+        if name == "region":
+            continue
+        annotation = StackConfig.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
+        defs.update(annotation.get("$defs", {}))
+        prop = dict(annotation["properties"][field.alias or name])
+        properties[_key(field.alias or name)] = prop
+    known = sorted(properties)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"{project} stack file (stacks/Pulumi.<stack>.yaml)",
+        "type": "object",
+        "properties": {
+            "config": {
+                "type": "object",
+                "properties": properties,
+                "required": [REGION_KEY, _key("cluster"), _key("network")],
+                "propertyNames": {"anyOf": [{"enum": known}, {"not": {"pattern": f"^{project}:"}}]},
+            },
+            "secretsprovider": {"type": "string"},
+            "encryptedkey": {"type": "string"},
+            "encryptionsalt": {"type": "string"},
+        },
+        "$defs": defs,
+    }

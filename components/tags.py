@@ -1,0 +1,42 @@
+"""Tag sets, as pure data. Karpenter finds subnets and the node security group by these tags."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+DISCOVERY_KEY = "karpenter.sh/discovery"
+INTERNAL_ELB_KEY = "kubernetes.io/role/internal-elb"
+ELB_KEY = "kubernetes.io/role/elb"
+CLUSTER_TAG_KEY = "eks-karpenter/cluster"
+
+# Keys users may not set through `tags`: they drive discovery and ownership, and a stray copy on the wrong
+# resource breaks Karpenter or the AWS Load Balancer Controller.
+RESERVED_PREFIXES = ("karpenter.sh/", "karpenter.k8s.aws/", "kubernetes.io/cluster/", "eks:", "aws:")
+
+
+def reserved_tag_key(key: str) -> bool:
+    return key.startswith(RESERVED_PREFIXES)
+
+
+def discovery_tags(cluster_name: str) -> dict[str, str]:
+    """The tag Karpenter's default selector terms match (subnets and the one node security group)."""
+    return {DISCOVERY_KEY: cluster_name}
+
+
+def base_tags(cluster_name: str, user_tags: Mapping[str, str]) -> dict[str, str]:
+    """Tags on every resource: the user's, plus the cluster they belong to (for cost allocation)."""
+    return {**user_tags, CLUSTER_TAG_KEY: cluster_name}
+
+
+def private_subnet_tags(cluster_name: str) -> dict[str, str]:
+    """Nodes and internal load balancers go here; Karpenter discovers these subnets."""
+    return {**discovery_tags(cluster_name), INTERNAL_ELB_KEY: "1"}
+
+
+def public_subnet_tags() -> dict[str, str]:
+    """Internet-facing load balancers only. Never the discovery tag: nodes must not land in public subnets."""
+    return {ELB_KEY: "1"}
+
+
+def name_tag(tags: Mapping[str, str], name: str) -> dict[str, str]:
+    return {**tags, "Name": name}

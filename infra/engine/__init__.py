@@ -1,0 +1,10 @@
+"""Offline planning engine: runs a Pulumi program under the SDK's mock runtime and records what it registers.
+
+The same program code that `pulumi up` runs is executed here; only the resource monitor is replaced, so the
+plan shows the inputs exactly as a provider would receive them.
+"""
+
+from infra.engine.document import PlanDocument, PlannedResource
+from infra.engine.runner import PlanError, PlanResult, plan_program, run_plan
+
+__all__ = ["PlanDocument", "PlanError", "PlanResult", "PlannedResource", "plan_program", "run_plan"]

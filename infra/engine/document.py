@@ -1,0 +1,93 @@
+"""The plan document: what a program registered, as plain, deterministic data."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    """One resource registration as the engine would receive it."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str
+    custom: bool
+    inputs: dict[str, Any]
+    dependencies: list[str] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def layer(self) -> str:
+        """The top-level component this resource belongs to (its own name for a top-level resource)."""
+        chain = self.urn.split("::")[2]
+        return chain.split("$")[0]
+
+
+@dataclass(frozen=True)
+class PlanDocument:
+    """Everything a plan produced: registered resources, stack outputs, invokes and warnings."""
+
+    project: str
+    stack: str
+    resources: list[PlannedResource]
+    outputs: dict[str, Any] = field(default_factory=dict)
+    invokes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        """Serialise with sorted keys so the same config gives byte-identical output."""
+        body = {
+            "project": self.project,
+            "stack": self.stack,
+            "resources": [_resource_json(r) for r in self.resources],
+            "outputs": self.outputs,
+            "warnings": self.warnings,
+        }
+        return json.dumps(body, indent=2, sort_keys=True) + "\n"
+
+    @staticmethod
+    def from_json(text: str) -> PlanDocument:
+        body = json.loads(text)
+        return PlanDocument(
+            project=body["project"],
+            stack=body["stack"],
+            resources=[
+                PlannedResource(
+                    urn=r["urn"],
+                    type=r["type"],
+                    name=r["name"],
+                    parent=r["parent"],
+                    custom=r["custom"],
+                    inputs=r["inputs"],
+                    dependencies=r.get("dependencies", []),
+                    options=r.get("options", {}),
+                )
+                for r in body["resources"]
+            ],
+            outputs=body.get("outputs", {}),
+            warnings=body.get("warnings", []),
+        )
+
+    def by_type(self, type_: str) -> list[PlannedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def get(self, type_: str, name: str) -> PlannedResource:
+        """The one resource of this type and name; KeyError names what was missing."""
+        for r in self.resources:
+            if r.type == type_ and r.name == name:
+                return r
+        raise KeyError(f"no {type_} named {name!r} in the plan")
+
+    def children(self, urn: str) -> list[PlannedResource]:
+        return [r for r in self.resources if r.parent == urn]
+
+
+def _resource_json(r: PlannedResource) -> dict[str, Any]:
+    body = asdict(r)
+    if not body["options"]:
+        del body["options"]
+    return body

@@ -1,0 +1,234 @@
+"""Mock resource monitor and deterministic placeholders for values only the cloud knows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as _mocks
+from pulumi.runtime import rpc
+from pulumi.runtime.proto import resource_pb2
+
+from infra.engine.document import PlannedResource
+
+ACCOUNT_ID = "123456789012"
+"""Placeholder account: every ARN in an offline plan uses it."""
+
+# Resource id prefixes AWS uses, so placeholders read like the real thing.
+_ID_PREFIX = {
+    "aws:ec2/vpc:Vpc": "vpc",
+    "aws:ec2/subnet:Subnet": "subnet",
+    "aws:ec2/eip:Eip": "eipalloc",
+    "aws:ec2/natGateway:NatGateway": "nat",
+    "aws:ec2/internetGateway:InternetGateway": "igw",
+    "aws:ec2/routeTable:RouteTable": "rtb",
+    "aws:ec2/securityGroup:SecurityGroup": "sg",
+    "aws:kms/key:Key": "key",
+}
+
+# ARN shapes by type: (service, regional, resource path template).
+_ARN = {
+    "aws:iam/role:Role": ("iam", False, "role/{name}"),
+    "aws:iam/policy:Policy": ("iam", False, "policy/{name}"),
+    "aws:iam/instanceProfile:InstanceProfile": ("iam", False, "instance-profile/{name}"),
+    "aws:iam/serviceLinkedRole:ServiceLinkedRole": ("iam", False, "role/aws-service-role/{name}"),
+    "aws:sqs/queue:Queue": ("sqs", True, "{name}"),
+    "aws:cloudwatch/eventRule:EventRule": ("events", True, "rule/{name}"),
+    "aws:kms/key:Key": ("kms", True, "key/{id}"),
+    "aws:ec2/vpc:Vpc": ("ec2", True, "vpc/{id}"),
+    "aws:ec2/subnet:Subnet": ("ec2", True, "subnet/{id}"),
+    "aws:eks/nodeGroup:NodeGroup": ("eks", True, "nodegroup/{name}"),
+    "aws:eks/podIdentityAssociation:PodIdentityAssociation": ("eks", True, "podidentityassociation/{name}"),
+    "aws:autoscaling/group:Group": ("autoscaling", True, "autoScalingGroup:{id}"),
+}
+
+# Types whose physical name Pulumi auto-generates when the program gives none.
+_AUTONAMED_FIELD = {
+    "aws:iam/role:Role": "name",
+    "aws:iam/policy:Policy": "name",
+    "aws:iam/instanceProfile:InstanceProfile": "name",
+    "aws:sqs/queue:Queue": "name",
+    "aws:cloudwatch/eventRule:EventRule": "name",
+}
+
+
+def digest(text: str, size: int = 17) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:size]
+
+
+class PlanMocks(pulumi.runtime.Mocks):
+    """Answers registrations and invokes with deterministic placeholder state."""
+
+    def __init__(self, region: str, invoke_results: dict[str, Any] | None = None) -> None:
+        self.region = region
+        self.invoke_results = invoke_results or {}
+        self.invokes: list[str] = []
+
+    def new_resource(self, args: _mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        key = f"{args.typ}::{args.name}"
+        state: dict[str, Any] = dict(args.inputs)
+        prefix = _ID_PREFIX.get(args.typ)
+        id_ = f"{prefix}-{digest(key)}" if prefix else f"{args.name}-id"
+        if args.resource_id:  # adopted with `import`: the id is the one given
+            id_ = args.resource_id
+        name_field = _AUTONAMED_FIELD.get(args.typ)
+        if name_field and not state.get(name_field):
+            state[name_field] = f"{args.name}-{digest(key, 7)}"
+        shape = _ARN.get(args.typ)
+        if shape and "arn" not in state:
+            service, regional, path = shape
+            region = self.region if regional else ""
+            resource = path.format(name=state.get("name") or args.name, id=id_)
+            state["arn"] = f"arn:aws:{service}:{region}:{ACCOUNT_ID}:{resource}"
+        state.update(_computed(args.typ, args.name, state, self.region))
+        return id_, state
+
+    def call(self, args: _mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]] | None]:
+        self.invokes.append(args.token)
+        if args.token in self.invoke_results:
+            result = self.invoke_results[args.token]
+            return dict(result(args.args) if callable(result) else result), None
+        return dict(_invoke(args.token, args.args, self.region)), None
+
+
+def _computed(typ: str, name: str, state: dict[str, Any], region: str) -> dict[str, Any]:
+    """Outputs that are not echoed inputs, for the types whose outputs the program reads."""
+    if typ == "aws:sqs/queue:Queue":
+        return {"url": f"https://sqs.{region}.amazonaws.com/{ACCOUNT_ID}/{state['name']}"}
+    if typ == "aws:iam/role:Role":
+        return {"uniqueId": f"AROA{digest(name, 17).upper()}"}
+    if typ == "eks:index:Cluster":
+        cluster = state.get("name") or name
+        issuer = f"oidc.eks.{region}.amazonaws.com/id/{digest(cluster, 32).upper()}"
+        endpoint = f"https://{digest(cluster, 32).upper()}.gr7.{region}.eks.amazonaws.com"
+        return {
+            "kubeconfigJson": json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": [
+                {"name": cluster, "cluster": {"server": endpoint}}]}),
+            "oidcProviderArn": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{issuer}",
+            "oidcProviderUrl": f"https://{issuer}",
+            "oidcIssuer": issuer,
+            "clusterSecurityGroupId": f"sg-{digest(cluster + '/cluster-sg')}",
+            "core": {
+                "endpoint": endpoint,
+                "certificateAuthority": {"data": "LS0tLS1CRUdJTi1QTEFDRUhPTERFUi0tLS0t"},
+                "clusterSecurityGroupId": f"sg-{digest(cluster + '/cluster-sg')}",
+            },
+        }
+    return {}
+
+
+def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
+    if token == "aws:index/getCallerIdentity:getCallerIdentity":
+        return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
+    if token == "aws:index/getPartition:getPartition":
+        return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}
+    if token == "aws:index/getRegion:getRegion":
+        return {"region": region, "name": region, "id": region}
+    if token == "aws:eks/getCluster:getCluster":
+        cluster = args.get("name", "cluster")
+        issuer = f"https://oidc.eks.{region}.amazonaws.com/id/{digest(cluster, 32).upper()}"
+        return {
+            "name": cluster,
+            "arn": f"arn:aws:eks:{region}:{ACCOUNT_ID}:cluster/{cluster}",
+            "endpoint": f"https://{digest(cluster, 32).upper()}.gr7.{region}.eks.amazonaws.com",
+            "certificateAuthorities": [{"data": "LS0tLS1CRUdJTi1QTEFDRUhPTERFUi0tLS0t"}],
+            "identities": [{"oidcs": [{"issuer": issuer}]}],
+            "vpcConfig": {"clusterSecurityGroupId": f"sg-{digest(cluster + '/cluster-sg')}",
+                          "vpcId": f"vpc-{digest(cluster)}", "subnetIds": [], "securityGroupIds": []},
+            "accessConfigs": [{"authenticationMode": "API_AND_CONFIG_MAP"}],
+            "version": "1.33",
+            "id": cluster,
+        }
+    if token == "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider":
+        url = str(args.get("url", "")).removeprefix("https://")
+        return {"arn": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{url}", "url": url, "id": url}
+    return {}
+
+
+class CapturingMonitor(_mocks.MockMonitor):
+    """A MockMonitor that keeps every registration with its parent, dependencies and options."""
+
+    def __init__(self, mocks: PlanMocks) -> None:
+        super().__init__(mocks)
+        self.planned: list[PlannedResource] = []
+        self.stack_outputs: dict[str, Any] = {}
+        self.root_urn = ""
+        self._chains: dict[str, str] = {}
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        # Like the engine: the root stack is not part of a child's type chain.
+        chain = type_
+        if parent and parent != self.root_urn:
+            chain = f"{self._chains[parent]}${type_}"
+        urn = f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{chain}::{name}"
+        self._chains[urn] = chain
+        return urn
+
+    def RegisterResource(self, request: Any) -> Any:
+        if request.type == "pulumi:pulumi:Stack":
+            self.root_urn = self.make_urn("", request.type, request.name)
+            return resource_pb2.RegisterResourceResponse(urn=self.root_urn)
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
+        inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+        self.planned.append(
+            PlannedResource(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                parent="" if request.parent == self.root_urn else request.parent,
+                custom=bool(request.custom),
+                inputs=_plain(inputs),
+                dependencies=sorted(set(request.dependencies)),
+                options=_options(request),
+            )
+        )
+        return response
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:
+        if request.urn == self.root_urn:
+            self.stack_outputs = _plain(rpc.deserialize_properties(request.outputs, keep_unknowns=True))
+        return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
+
+
+def _options(request: Any) -> dict[str, Any]:
+    opts: dict[str, Any] = {}
+    if request.protect:
+        opts["protect"] = True
+    if request.ignoreChanges:
+        opts["ignoreChanges"] = sorted(request.ignoreChanges)
+    if request.replaceOnChanges:
+        opts["replaceOnChanges"] = sorted(request.replaceOnChanges)
+    if request.deleteBeforeReplace:
+        opts["deleteBeforeReplace"] = True
+    if request.retainOnDelete:
+        opts["retainOnDelete"] = True
+    if request.importId:
+        opts["import"] = request.importId
+    if request.provider:
+        opts["provider"] = request.provider.split("::")[0]
+    if request.version:
+        opts["version"] = request.version
+    return opts
+
+
+SECRET_PLACEHOLDER = "[secret]"
+UNKNOWN_PLACEHOLDER = "[unknown]"
+
+
+def _plain(value: Any) -> Any:
+    """Turn deserialised property values into JSON data: secrets masked, unknowns named."""
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return SECRET_PLACEHOLDER
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, str) and value == rpc.UNKNOWN:
+        return UNKNOWN_PLACEHOLDER
+    if isinstance(value, pulumi.Resource):
+        return "[resource]"
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)

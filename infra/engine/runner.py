@@ -1,0 +1,182 @@
+"""Run a Pulumi program under the mock runtime with a stack file's config, and collect the plan."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import runpy
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from pulumi.runtime import settings as _settings
+from pulumi.runtime import stack as _stack
+from pulumi.runtime.sync_await import _sync_await
+
+from infra.engine.document import PlanDocument
+from infra.engine.mocks import CapturingMonitor, PlanMocks
+
+DEFAULT_REGION = "us-east-1"
+
+
+class PlanError(Exception):
+    """The program could not be planned; the message is meant for the user as it is."""
+
+
+@dataclass(frozen=True)
+class ProgramProject:
+    """What Pulumi.yaml says about a program: its name, entry file and stack config folder."""
+
+    root: Path
+    name: str
+    main: Path
+    stack_config_dir: Path
+
+    @staticmethod
+    def load(root: Path) -> ProgramProject:
+        project_file = root / "Pulumi.yaml"
+        if not project_file.is_file():
+            raise PlanError(f"{project_file}: no Pulumi.yaml here: --program must name a Pulumi project folder")
+        body = yaml.safe_load(project_file.read_text()) or {}
+        main = root / str(body.get("main") or ".")
+        if main.is_dir():
+            main = main / "__main__.py"
+        return ProgramProject(
+            root=root,
+            name=str(body["name"]),
+            main=main,
+            stack_config_dir=root / str(body.get("stackConfigDir") or "."),
+        )
+
+    def stack_file(self, stack: str) -> Path:
+        return self.stack_config_dir / f"Pulumi.{stack}.yaml"
+
+
+def read_stack_config(path: Path, project: str) -> dict[str, str]:
+    """Stack-file config as Pulumi hands it to a program: namespaced keys, objects as JSON text."""
+    if not path.is_file():
+        raise PlanError(f"{path}: no such stack file")
+    try:
+        body = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise PlanError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(body, dict) or not isinstance(body.get("config", {}), dict):
+        raise PlanError(f"{path}: expected a mapping with a 'config:' mapping")
+    flat: dict[str, str] = {}
+    for key, value in (body.get("config") or {}).items():
+        full = key if ":" in key else f"{project}:{key}"
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            flat[full] = "[secret]"  # ciphertext needs the stack's secrets provider: not offline
+        elif isinstance(value, str):
+            flat[full] = value
+        else:
+            flat[full] = json.dumps(value)
+    return flat
+
+
+@contextmanager
+def _program_environment(root: Path) -> Iterator[None]:
+    saved_cwd, saved_path = os.getcwd(), list(sys.path)
+    os.chdir(root)
+    try:
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        sys.path[:] = saved_path
+
+
+class _WarningCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """What a run registered, and the error that stopped it (None when it completed)."""
+
+    document: PlanDocument
+    error: BaseException | None
+
+
+def plan_program(
+    root: Path,
+    stack: str,
+    invoke_results: dict[str, Any] | None = None,
+    config_overrides: dict[str, str] | None = None,
+) -> PlanDocument:
+    """Run the program at `root` for `stack` under mocks and return what it registered.
+
+    Errors the program raises (a `pulumi.RunError` for bad config) propagate unchanged, after the runtime
+    has been shut down, so callers can print them as they are.
+    """
+    result = run_plan(root, stack, invoke_results, config_overrides)
+    if result.error is not None:
+        raise result.error
+    return result.document
+
+
+def run_plan(
+    root: Path,
+    stack: str,
+    invoke_results: dict[str, Any] | None = None,
+    config_overrides: dict[str, str] | None = None,
+) -> PlanResult:
+    """Like `plan_program`, but returns the error with whatever was registered before it."""
+    project = ProgramProject.load(root.resolve())
+    config = read_stack_config(project.stack_file(stack), project.name)
+    config.update(config_overrides or {})
+    region = config.get("aws:region", DEFAULT_REGION)
+    mocks = PlanMocks(region=region, invoke_results=invoke_results)
+    monitor = CapturingMonitor(mocks)
+    logger = logging.getLogger(f"eks-karpenter.plan.{stack}")
+    logger.propagate = False
+    collector = _WarningCollector()
+    logger.handlers[:] = [collector]
+
+    _settings.ROOT.set(None)
+    pulumi.runtime.set_mocks(mocks, project=project.name, stack=stack, preview=False, monitor=monitor,
+                             logger=logger)
+    _settings.ROOT.set(None)  # set_mocks made a root; the program run makes its own, as `pulumi up` does
+    pulumi.runtime.set_all_config(config)
+
+    def program() -> None:
+        runpy.run_path(str(project.main), run_name="__main__")
+
+    error: BaseException | None = None
+    with _program_environment(project.root):
+        try:
+            _sync_await(_stack.run_pulumi_func(lambda: _stack.run_in_stack(program)))
+        except Exception as exc:
+            error = exc
+        finally:
+            _close_event_loop()
+
+    document = PlanDocument(
+        project=project.name,
+        stack=stack,
+        # Registration order depends on task scheduling; URN order does not.
+        resources=sorted(monitor.planned, key=lambda r: r.urn),
+        outputs=monitor.stack_outputs,
+        invokes=list(mocks.invokes),
+        warnings=collector.messages,
+    )
+    return PlanResult(document, error)
+
+
+def _close_event_loop() -> None:
+    # The SDK leaves its loop open; closing it here avoids a noisy close at interpreter exit.
+    loop = asyncio.get_event_loop_policy().get_event_loop()
+    if not loop.is_running() and not loop.is_closed():
+        loop.close()
+    asyncio.set_event_loop(asyncio.new_event_loop())

@@ -1,0 +1,178 @@
+"""Bad stack files: one clean error naming the file and key path, and nothing registered."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components import ConfigError
+from tests.conftest import REPO, plan_config, stack_config
+
+NET, CLU, KEY = "eks-karpenter:network", "eks-karpenter:cluster", "eks-karpenter"
+
+Mutation = Callable[[dict[str, Any]], None]
+
+
+def setv(path: str, value: Any) -> Mutation:
+    """Set a dotted path (list indices as numbers) in a stack's config."""
+    def apply(cfg: dict[str, Any]) -> None:
+        key, *rest = path.split("|")
+        target: Any = cfg.setdefault(key, {})
+        parts = rest[0].split(".") if rest else []
+        for part in parts[:-1]:
+            target = target[int(part)] if part.isdigit() else target.setdefault(part, {})
+        if parts:
+            last = parts[-1]
+            if last.isdigit():
+                target[int(last)] = value
+            else:
+                target[last] = value
+        else:
+            cfg[key] = value
+    return apply
+
+
+def delete(path: str) -> Mutation:
+    def apply(cfg: dict[str, Any]) -> None:
+        key, sub = path.split("|")
+        target = cfg[key]
+        *parents, last = sub.split(".")
+        for part in parents:
+            target = target[part]
+        del target[last]
+    return apply
+
+
+# (id, base stack, mutation, expected key path, expected message fragment)
+CASES: list[tuple[str, str, Mutation, str, str]] = [
+    ("unknown-top-key", "dev", setv("eks-karpenter:netwrok", {"a": 1}), "eks-karpenter:netwrok", "unknown key"),
+    ("region-missing", "dev", lambda c: c.pop("aws:region"), "aws:region", "required"),
+    ("network-typo", "dev", setv(f"{NET}|natGatways", "single"), f"{NET}.natGatways", "Extra inputs"),
+    ("too-few-zones", "dev", setv(f"{NET}|availabilityZones", ["eu-west-1a"]), f"{NET}.availabilityZones",
+     "at least 2"),
+    ("too-many-zones", "dev", setv(f"{NET}|availabilityZones", [f"eu-west-1{c}" for c in "abcdefg"]),
+     f"{NET}.availabilityZones", "at most 6"),
+    ("zone-wrong-region", "dev", setv(f"{NET}|availabilityZones", ["eu-west-1a", "us-east-1b"]),
+     f"{NET}.availabilityZones[1]", "not in the stack's region"),
+    ("zone-duplicate", "dev", setv(f"{NET}|availabilityZones", ["eu-west-1a", "eu-west-1a"]),
+     f"{NET}.availabilityZones", "unique"),
+    ("zone-malformed", "dev", setv(f"{NET}|availabilityZones", ["eu-west-1a", "Zone B"]),
+     f"{NET}.availabilityZones[1]", "pattern"),
+    ("cidr-malformed", "dev", setv(f"{NET}|vpcCidr", "10.0.0.0/33"), f"{NET}.vpcCidr", "CIDR"),
+    ("cidr-host-bits", "dev", setv(f"{NET}|vpcCidr", "10.0.0.1/16"), f"{NET}.vpcCidr", "CIDR"),
+    ("cidr-too-small", "dev", setv(f"{NET}|vpcCidr", "10.0.0.0/24"), f"{NET}.vpcCidr", "/16 to /20"),
+    ("nat-mode", "dev", setv(f"{NET}|natGateways", "two"), f"{NET}.natGateways", "'single' or 'perAz'"),
+    ("network-not-object", "dev", setv(NET, "vpc-123"), NET, "valid dictionary"),
+    ("network-missing", "dev", lambda c: c.pop(NET), NET, "required"),
+    ("zones-missing", "dev", delete(f"{NET}|availabilityZones"), f"{NET}.availabilityZones", "required"),
+    ("adopt-without-subnets", "brownfield", delete(f"{NET}|privateSubnetIds"), f"{NET}.privateSubnetIds",
+     "required when adopting"),
+    ("adopt-with-cidr", "brownfield", setv(f"{NET}|vpcCidr", "10.0.0.0/16"), f"{NET}.vpcCidr",
+     "only applies when creating"),
+    ("adopt-one-zone", "brownfield", setv(f"{NET}|privateSubnetIds", {"us-west-2a": "subnet-0a1b2c3d4e5f60001"}),
+     f"{NET}.privateSubnetIds", "at least 2 zones"),
+    ("adopt-bad-subnet-id", "brownfield", setv(f"{NET}|privateSubnetIds.us-west-2a", "sn-1"),
+     f"{NET}.privateSubnetIds.us-west-2a", "pattern"),
+    ("adopt-bad-vpc-id", "brownfield", setv(f"{NET}|vpcId", "vpc-XYZ"), f"{NET}.vpcId", "pattern"),
+    ("adopt-duplicate-subnet", "brownfield", setv(f"{NET}|publicSubnetIds.us-west-2a", "subnet-0a1b2c3d4e5f60001"),
+     NET, "listed twice"),
+    ("create-with-subnet-ids", "dev", setv(f"{NET}|privateSubnetIds", {"eu-west-1a": "subnet-0a1b2c3d"}),
+     f"{NET}.privateSubnetIds", "only applies when adopting"),
+    ("network-reserved-tag", "dev", setv(f"{NET}|tags", {"karpenter.sh/discovery": "x"}),
+     f"{NET}.tags.karpenter.sh/discovery", "reserved tag key"),
+    ("stack-reserved-tag", "dev", setv("eks-karpenter:tags", {"kubernetes.io/cluster/x": "owned"}),
+     "eks-karpenter:tags.kubernetes.io/cluster/x", "reserved tag key"),
+    ("tags-not-strings", "dev", setv("eks-karpenter:tags", {"team": ["a"]}), "eks-karpenter:tags.team",
+     "valid string"),
+    ("protect-not-bool", "dev", setv("eks-karpenter:protect", "maybe"), "eks-karpenter:protect", "boolean"),
+    ("cluster-missing", "dev", lambda c: c.pop(CLU), CLU, "required"),
+    ("cluster-name-missing", "dev", delete(f"{CLU}|name"), f"{CLU}.name", "required"),
+    ("cluster-name-bad", "dev", setv(f"{CLU}|name", "-bad name"), f"{CLU}.name", "pattern"),
+    ("cluster-name-long", "dev", setv(f"{CLU}|name", "a" * 101), f"{CLU}.name", "at most 100"),
+    ("k8s-too-new", "dev", setv(f"{CLU}|version", "1.37"), f"{CLU}.version", "supports"),
+    ("k8s-too-old", "dev", setv(f"{CLU}|version", "1.25"), f"{CLU}.version", "supports"),
+    ("k8s-number", "dev", setv(f"{CLU}|version", 1.3), f"{CLU}.version", "valid string"),
+    ("config-map-without-opt-in", "dev", setv(f"{CLU}|authenticationMode", "API_AND_CONFIG_MAP"),
+     f"{CLU}.authenticationMode", "awsAuthCompatibility"),
+    ("config-map-only", "dev", setv(f"{CLU}|authenticationMode", "CONFIG_MAP"), f"{CLU}.authenticationMode",
+     "'API' or 'API_AND_CONFIG_MAP'"),
+    ("aws-auth-in-api-mode", "dev", setv(f"{CLU}|awsAuthCompatibility", True), f"{CLU}.awsAuthCompatibility",
+     "ignored in API mode"),
+    ("public-endpoint-no-cidrs", "dev", setv(f"{CLU}|publicAccessCidrs", []), f"{CLU}.publicAccessCidrs",
+     "allow-list"),
+    ("public-cidr-malformed", "dev", setv(f"{CLU}|publicAccessCidrs", ["203.0.113.0/33"]),
+     f"{CLU}.publicAccessCidrs[0]", "CIDR"),
+    ("no-endpoint", "prod", setv(f"{CLU}|endpointPrivateAccess", False), f"{CLU}.endpointPrivateAccess",
+     "at least one"),
+    ("prod-open-endpoint", "prod", lambda c: c[CLU].update(endpointPublicAccess=True,
+                                                            publicAccessCidrs=["0.0.0.0/0"]),
+     f"{CLU}.publicAccessCidrs", "may not be open"),
+    ("prod-unencrypted", "prod", setv(f"{CLU}|secretsEncryption", False), f"{CLU}.secretsEncryption",
+     "must encrypt"),
+    ("bad-log-type", "dev", setv(f"{CLU}|logTypes", ["api", "kubelet"]), f"{CLU}.logTypes[1]", "'api'"),
+    ("system-group-one-node", "dev", setv(f"{CLU}|systemNodeGroup.minSize", 1), f"{CLU}.systemNodeGroup.minSize",
+     "greater than or equal to 2"),
+    ("system-group-desired-above-max", "dev", setv(f"{CLU}|systemNodeGroup.desiredSize", 9),
+     f"{CLU}.systemNodeGroup.desiredSize", "between minSize"),
+    ("system-group-no-types", "dev", setv(f"{CLU}|systemNodeGroup.instanceTypes", []),
+     f"{CLU}.systemNodeGroup.instanceTypes", "at least 1"),
+    ("system-group-bad-type", "dev", setv(f"{CLU}|systemNodeGroup.instanceTypes", ["m7i-large"]),
+     f"{CLU}.systemNodeGroup.instanceTypes[0]", "pattern"),
+    ("spot-group-empty-types", "dev", setv(f"{CLU}|spotNodeGroups", [{"name": "spot", "instanceTypes": []}]),
+     f"{CLU}.spotNodeGroups[0].instanceTypes", "at least one instance type"),
+    ("spot-group-duplicate-name", "dev", setv(f"{CLU}|spotNodeGroups", [{"name": "a"}, {"name": "a"}]),
+     f"{CLU}.spotNodeGroups[1].name", "unique"),
+    ("spot-group-bad-taint", "dev", setv(f"{CLU}|spotNodeGroups", [
+        {"name": "a", "taints": [{"key": "x", "effect": "NO_SCHEDULE"}]}]),
+     f"{CLU}.spotNodeGroups[0].taints[0].effect", "'NoSchedule'"),
+    ("existing-with-version", "brownfield", setv(f"{CLU}|version", "1.33"), f"{CLU}.version",
+     "does not apply to an existing cluster"),
+]
+
+
+@pytest.mark.parametrize(("base", "mutate", "path", "fragment"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_invalid_config_is_one_clean_error(
+    tmp_path: Path, base: str, mutate: Mutation, path: str, fragment: str
+) -> None:
+    cfg = stack_config(base)
+    mutate(cfg)
+    result = plan_config(cfg, tmp_path)
+    assert isinstance(result.error, ConfigError), result.error
+    message = str(result.error)
+    expected = f"stacks/Pulumi.bad.yaml: {path}: "
+    lines = [line for line in message.splitlines() if line.startswith(expected)]
+    assert lines, f"no line starts with {expected!r} in:\n{message}"
+    assert any(fragment in line for line in lines), f"{fragment!r} not in {lines}"
+    assert all("(got " in line for line in message.splitlines()[1:])
+    assert result.document.resources == [], "a bad config must register nothing"
+
+
+def test_at_least_thirty_cases() -> None:
+    assert len(CASES) >= 30
+
+
+def test_all_problems_are_listed_at_once(tmp_path: Path) -> None:
+    cfg = stack_config("dev")
+    cfg[NET]["natGateways"] = "two"
+    cfg[CLU]["version"] = "1.99"
+    cfg["eks-karpenter:tags"] = {"aws:foo": "x"}
+    result = plan_config(cfg, tmp_path)
+    assert isinstance(result.error, ConfigError)
+    assert len(result.error.issues) == 3
+
+
+def test_cli_prints_only_the_error(tmp_path: Path) -> None:
+    cfg = stack_config("dev")
+    cfg[NET]["vpcCidr"] = "10.0.0.0/8"
+    plan_config(cfg, tmp_path)  # writes the scratch project
+    proc = subprocess.run([sys.executable, "-m", "infra", "plan", "--stack", "bad", "--program", str(tmp_path)],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert "Traceback" not in proc.stderr
+    assert "stacks/Pulumi.bad.yaml: eks-karpenter:network.vpcCidr: " in proc.stderr

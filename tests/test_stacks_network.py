@@ -1,0 +1,101 @@
+"""Every stack plans offline; the network layer registers what Karpenter's discovery needs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from components.tags import DISCOVERY_KEY, ELB_KEY, INTERNAL_ELB_KEY
+from tests.conftest import REPO, STACKS, plan_stack
+
+SUBNET = "aws:ec2/subnet:Subnet"
+TAG = "aws:ec2/tag:Tag"
+
+
+def test_committed_stacks() -> None:
+    assert STACKS == ["brownfield", "dev", "prod"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_stack_plans(stack: str) -> None:
+    doc = plan_stack(stack)
+    assert doc.resources
+    assert doc.outputs["discoveryTagValue"]
+    assert len(doc.outputs["privateSubnetIds"]) >= 2
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_subnet_tags_and_az_spread(stack: str) -> None:
+    doc = plan_stack(stack)
+    cluster = doc.outputs["discoveryTagValue"]
+    subnets = doc.by_type(SUBNET)
+    private = [s for s in subnets if "-private-" in s.name]
+    public = [s for s in subnets if "-public-" in s.name]
+    zones = {s.inputs["availabilityZone"] for s in private}
+    assert len(private) == len(public) == len(zones) >= 2
+    assert {s.inputs["availabilityZone"] for s in public} == zones
+    for s in private:
+        assert s.inputs["tags"][DISCOVERY_KEY] == cluster
+        assert s.inputs["tags"][INTERNAL_ELB_KEY] == "1"
+        assert ELB_KEY not in s.inputs["tags"]
+    for s in public:
+        assert DISCOVERY_KEY not in s.inputs["tags"]
+        assert s.inputs["tags"][ELB_KEY] == "1"
+        assert s.inputs["mapPublicIpOnLaunch"] is False
+
+
+def test_user_tags_on_every_taggable_resource() -> None:
+    doc = plan_stack("dev")
+    taggable = [r for r in doc.resources if r.custom and "tags" in r.inputs]
+    assert len(taggable) > 10
+    for r in taggable:
+        assert r.inputs["tags"]["environment"] == "dev", r.urn
+        assert r.inputs["tags"]["eks-karpenter/cluster"] == "dev-karpenter", r.urn
+
+
+def test_dev_has_one_nat_and_prod_one_per_zone() -> None:
+    assert len(plan_stack("dev").by_type("aws:ec2/natGateway:NatGateway")) == 1
+    prod_nats = plan_stack("prod").by_type("aws:ec2/natGateway:NatGateway")
+    assert len(prod_nats) == 3
+    # each private route table routes through the NAT of its own zone
+    prod = plan_stack("prod")
+    routes = [r for r in prod.by_type("aws:ec2/route:Route") if "-private-" in r.name]
+    assert len({r.inputs["natGatewayId"] for r in routes}) == 3
+
+
+def test_prod_protects_the_network() -> None:
+    doc = plan_stack("prod")
+    network = doc.get("eks-karpenter:index:Network", "network")
+    assert network.options.get("protect") is True
+    # children inherit protection from the component
+    assert plan_stack("dev").get("eks-karpenter:index:Network", "network").options.get("protect") is None
+
+
+def test_brownfield_tags_adopted_subnets_and_creates_none() -> None:
+    doc = plan_stack("brownfield")
+    assert doc.by_type(SUBNET) == []
+    assert doc.by_type("aws:ec2/vpc:Vpc") == []
+    assert doc.by_type("aws:ec2/natGateway:NatGateway") == []
+    tags = doc.by_type(TAG)
+    discovery = {t.inputs["resourceId"] for t in tags if t.inputs["key"] == DISCOVERY_KEY}
+    assert discovery == {"subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002", "subnet-0a1b2c3d4e5f60003"}
+    assert all(t.inputs["value"] == "legacy-cas" for t in tags if t.inputs["key"] == DISCOVERY_KEY)
+    elb = {t.inputs["resourceId"] for t in tags if t.inputs["key"] == ELB_KEY}
+    assert elb == {"subnet-0a1b2c3d4e5f60101", "subnet-0a1b2c3d4e5f60102"}
+    assert doc.outputs["vpcId"] == "vpc-0a1b2c3d4e5f60718"
+
+
+def test_plan_json_is_byte_identical_across_runs() -> None:
+    def run() -> str:
+        return subprocess.run([sys.executable, "-m", "infra", "plan", "--stack", "dev", "--format", "json"],
+                              cwd=REPO, check=True, capture_output=True, text=True).stdout
+
+    first = run()
+    assert first == run()
+    body = json.loads(first)
+    assert set(body) >= {"project", "stack", "resources"}
+    r = body["resources"][0]
+    assert set(r) >= {"urn", "type", "name", "parent", "custom", "inputs", "dependencies"}
