@@ -15,8 +15,13 @@ from pydantic import Field, TypeAdapter, ValidationError
 from components._model import ConfigError, Issue, Model, Path, issues_from_validation_error
 from components.cluster.config import ClusterConfig
 from components.cluster.rules import validate_cluster
+from components.interruption.config import InterruptionConfig
+from components.karpenter.config import KarpenterConfig
+from components.karpenter.rules import validate_karpenter, validate_karpenter_placement
 from components.network.config import NetworkConfig
 from components.network.rules import validate_network
+from components.nth.config import NthConfig
+from components.nth.rules import validate_nth
 from components.tags import reserved_tag_key
 
 PROJECT = "eks-karpenter"
@@ -32,6 +37,13 @@ class StackConfig(Model):
     """`eks-karpenter:cluster`: the EKS cluster (created, or adopted with `existing: true`)."""
     network: NetworkConfig
     """`eks-karpenter:network`: the VPC (created, or adopted with `vpcId`)."""
+    karpenter: KarpenterConfig = Field(default_factory=KarpenterConfig)
+    """`eks-karpenter:karpenter`: the Karpenter install, its controller identity and node role."""
+    interruption: InterruptionConfig = Field(default_factory=InterruptionConfig)
+    """`eks-karpenter:interruption`: Karpenter's interruption queue (SQS + EventBridge), on by default."""
+    node_termination_handler: NthConfig = Field(default_factory=NthConfig)
+    """`eks-karpenter:nodeTerminationHandler`: AWS Node Termination Handler for spot nodes Karpenter does not
+    manage (CAS-era spot node groups, self-managed Auto Scaling groups)."""
     tags: dict[str, str] = Field(default_factory=dict)
     """`eks-karpenter:tags`: tags on every AWS resource, for cost allocation."""
     protect: bool = False
@@ -76,44 +88,59 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     if not region:
         issues.append(Issue((REGION_KEY,), "required: the AWS region to deploy to", None, has_value=False))
     parsed: dict[str, Any] = {"region": region or "us-east-1"}
+    failed: set[str] = set()
     for name, field in StackConfig.model_fields.items():
         alias = field.alias or name
         if name == "region" or (alias not in raw and not field.is_required()):
             continue
         if alias not in raw:
             issues.append(Issue((_key(alias),), "required", None, has_value=False))
+            failed.add(name)
             continue
         try:
             parsed[name] = TypeAdapter(field.annotation).validate_python(raw[alias])  # type: ignore[arg-type]
         except ValidationError as err:
             issues += issues_from_validation_error(err, (_key(alias),))
+            failed.add(name)
     cfg = StackConfig.model_construct(**parsed)
-    issues += validate_stack(cfg, project)
+    issues += validate_stack(cfg, project, failed=frozenset(failed))
     if issues:
         raise ConfigError(source, issues)
     return StackConfig.model_validate(parsed)  # parsed sections are kept as they are (fields_set intact)
 
 
-def validate_stack(cfg: StackConfig, project: str = PROJECT) -> list[Issue]:
+def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[str] = frozenset()) -> list[Issue]:
     """Every cross-field and cross-object rule, with the key path of the field to fix.
 
-    `cfg` may be partial (built with `model_construct` from the sections that parsed): rules whose inputs
-    are missing are skipped, since those sections already have errors of their own.
+    Sections named in `failed` did not parse (they hold defaults in `cfg`): rules that read them are skipped,
+    since those sections already have errors of their own and defaults would only add misleading ones.
     """
     def at(section: str) -> Path:
         return (_key(section),)
 
-    parts = cfg.__dict__
-    protect = bool(parts.get("protect", False))
+    def ok(*sections: str) -> bool:
+        return not failed.intersection(sections)
+
     issues: list[Issue] = []
-    if "network" in parts:
+    if ok("network"):
         issues += validate_network(cfg.network, cfg.region, at("network"))
-    if "cluster" in parts:
-        issues += validate_cluster(cfg.cluster, at("cluster"), protect)
-    for key, value in parts.get("tags", {}).items():
-        if reserved_tag_key(key):
-            issues.append(Issue(at("tags") + (key,), "reserved tag key: discovery and ownership tags are set "
-                                "by this library", value))
+    if ok("cluster", "protect"):
+        issues += validate_cluster(cfg.cluster, at("cluster"), cfg.protect)
+    if ok("karpenter"):
+        issues += validate_karpenter(cfg.karpenter, at("karpenter"))
+        if ok("cluster") and not cfg.cluster.existing:
+            issues += validate_karpenter_placement(
+                cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=at("karpenter"))
+    if ok("node_termination_handler", "interruption", "cluster"):
+        issues += validate_nth(
+            cfg.node_termination_handler, spot_node_groups=len(cfg.cluster.spot_node_groups),
+            karpenter_interruption_enabled=cfg.interruption.enabled,
+            at=at("nodeTerminationHandler"), at_cluster_groups=at("cluster") + ("spotNodeGroups",))
+    if ok("tags"):
+        for key, value in cfg.tags.items():
+            if reserved_tag_key(key):
+                issues.append(Issue(at("tags") + (key,), "reserved tag key: discovery and ownership tags are set "
+                                    "by this library", value))
     return issues
 
 

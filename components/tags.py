@@ -11,7 +11,9 @@ CLUSTER_TAG_KEY = "eks-karpenter/cluster"
 
 # Keys users may not set through `tags`: they drive discovery and ownership, and a stray copy on the wrong
 # resource breaks Karpenter or the AWS Load Balancer Controller.
-RESERVED_PREFIXES = ("karpenter.sh/", "karpenter.k8s.aws/", "kubernetes.io/cluster/", "eks:", "aws:")
+RESERVED_PREFIXES = ("karpenter.sh/", "karpenter.k8s.aws/", "kubernetes.io/cluster/", "eks:", "aws:",
+                     # queue-mode NTH drains every instance carrying its managed tag, Karpenter's included
+                     "aws-node-termination-handler/")
 
 
 def reserved_tag_key(key: str) -> bool:

@@ -1,23 +1,83 @@
-"""The composition root of this repository's own program: config -> validation -> components -> outputs."""
+"""The composition root of this repository's own program: config -> validation -> components -> outputs.
+
+Order matters twice: for `pulumi up` (a component is created after what it reads) and for `pulumi destroy`,
+which runs the dependency graph backwards: NodePools, then EC2NodeClasses, then the Karpenter controller, then
+the node groups and the cluster. Deleting pools while the controller still runs lets Karpenter drain and
+terminate the instances it launched instead of leaving them running.
+"""
 
 from __future__ import annotations
 
 import pulumi
 
-from components import Network, tags
+from components import tags
+from components.cluster import Cluster
+from components.iam import KarpenterIam, NodeRole, iam_name
+from components.interruption import InterruptionQueue
+from components.karpenter import Karpenter
+from components.network import Network
+from components.nth import NodeTerminationHandler
 from components.stack import StackConfig
 from infra.settings import read_stack_config
 
 
 def build(cfg: StackConfig) -> None:
     """Register the platform for one validated stack config and export its outputs."""
-    cluster_name = cfg.cluster.name
-    stack_tags = tags.base_tags(cluster_name, cfg.tags)
+    name = cfg.cluster.name
+    stack_tags = tags.base_tags(name, cfg.tags)
     stateful = pulumi.ResourceOptions(protect=cfg.protect)
+    kcfg = cfg.karpenter
 
-    network = Network("network", {"clusterName": cluster_name, "config": cfg.network, "tags": stack_tags},
-                      opts=stateful)
+    network = Network("network", {"clusterName": name, "config": cfg.network, "tags": stack_tags}, opts=stateful)
+    private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
 
+    node_role = NodeRole("karpenter-node-role", {
+        "clusterName": name, "region": cfg.region, "tags": stack_tags,
+        "additionalPolicyArns": list(kcfg.node_role.additional_policy_arns),
+        "instanceProfile": kcfg.node_role.instance_profile,
+    })
+
+    cluster = Cluster("cluster", {
+        "config": cfg.cluster, "region": cfg.region, "vpcId": network.vpc_id, "privateSubnetIds": private_subnets,
+        "tags": stack_tags, "awsAuthRoleArns": [node_role.role_arn],
+        "lookupOidcProvider": kcfg.identity == "irsa", "deletionProtection": cfg.protect,
+    }, opts=stateful)
+
+    queue = InterruptionQueue("interruption", {"clusterName": name, "tags": stack_tags}) \
+        if cfg.interruption.enabled else None
+
+    iam = KarpenterIam("karpenter-iam", {
+        "clusterName": name, "region": cfg.region, "identity": kcfg.identity, "namespace": kcfg.namespace,
+        "nodeRoleArn": node_role.role_arn, "interruptionQueueArn": queue.queue_arn if queue else None, "zonalShift": kcfg.zonal_shift,
+        "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
+        "createSpotServiceLinkedRole": kcfg.spot_service_linked_role == "create", "tags": stack_tags,
+    }, opts=pulumi.ResourceOptions(depends_on=[cluster]))
+
+    karpenter = Karpenter("karpenter", {
+        "config": kcfg, "clusterName": name, "clusterEndpoint": cluster.endpoint,
+        "interruptionQueueName": queue.queue_name if queue else None,
+        "controllerRoleArn": iam.controller_role_arn, "dependsOn": [*cluster.ready, iam],
+    }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
+
+    if cfg.node_termination_handler.enabled:
+        NodeTerminationHandler("node-termination-handler", {
+            "config": cfg.node_termination_handler, "clusterName": name, "tags": stack_tags,
+            "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
+        }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=cluster.ready))
+
+    pulumi.export("clusterName", cluster.cluster_name)
+    pulumi.export("clusterEndpoint", cluster.endpoint)
+    pulumi.export("clusterCertificateAuthority", cluster.certificate_authority)
+    pulumi.export("oidcIssuer", cluster.oidc_issuer)
+    pulumi.export("oidcProviderArn", cluster.oidc_provider_arn)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("clusterSecurityGroupId", cluster.cluster_security_group_id)
+    pulumi.export("nodeRoleName", node_role.role_name)
+    pulumi.export("nodeRoleArn", node_role.role_arn)
+    pulumi.export("expectedNodeRoleName", iam_name(name, "karpenter-node"))
+    pulumi.export("controllerRoleArn", iam.controller_role_arn)
+    pulumi.export("karpenterVersion", karpenter.version)
+    pulumi.export("interruptionQueueName", queue.queue_name if queue else None)
     pulumi.export("vpcId", network.vpc_id)
     pulumi.export("privateSubnetIds", network.private_subnet_ids)
     pulumi.export("publicSubnetIds", network.public_subnet_ids)

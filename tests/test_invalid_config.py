@@ -93,7 +93,7 @@ CASES: list[tuple[str, str, Mutation, str, str]] = [
     ("cluster-missing", "dev", lambda c: c.pop(CLU), CLU, "required"),
     ("cluster-name-missing", "dev", delete(f"{CLU}|name"), f"{CLU}.name", "required"),
     ("cluster-name-bad", "dev", setv(f"{CLU}|name", "-bad name"), f"{CLU}.name", "pattern"),
-    ("cluster-name-long", "dev", setv(f"{CLU}|name", "a" * 101), f"{CLU}.name", "at most 100"),
+    ("cluster-name-long", "dev", setv(f"{CLU}|name", "a" * 77), f"{CLU}.name", "at most 76"),
     ("k8s-too-new", "dev", setv(f"{CLU}|version", "1.37"), f"{CLU}.version", "supports"),
     ("k8s-too-old", "dev", setv(f"{CLU}|version", "1.25"), f"{CLU}.version", "supports"),
     ("k8s-number", "dev", setv(f"{CLU}|version", 1.3), f"{CLU}.version", "valid string"),
@@ -130,6 +130,31 @@ CASES: list[tuple[str, str, Mutation, str, str]] = [
     ("spot-group-bad-taint", "dev", setv(f"{CLU}|spotNodeGroups", [
         {"name": "a", "taints": [{"key": "x", "effect": "NO_SCHEDULE"}]}]),
      f"{CLU}.spotNodeGroups[0].taints[0].effect", "'NoSchedule'"),
+    ("pod-identity-on-fargate", "dev", setv("eks-karpenter:karpenter|controllerOnFargate", True),
+     "eks-karpenter:karpenter.identity", "needs IRSA"),
+    ("karpenter-version-v-prefix", "dev", setv("eks-karpenter:karpenter|version", "v1.14.1"),
+     "eks-karpenter:karpenter.version", "no leading 'v'"),
+    ("karpenter-version-too-old", "dev", setv("eks-karpenter:karpenter|version", "0.37.0"),
+     "eks-karpenter:karpenter.version", "1.14 or a newer"),
+    ("karpenter-replicas-above-system-nodes", "dev", setv("eks-karpenter:karpenter|replicas", 3),
+     "eks-karpenter:karpenter.replicas", "its own system node"),
+    ("karpenter-identity-unknown", "dev", setv("eks-karpenter:karpenter|identity", "kiam"),
+     "eks-karpenter:karpenter.identity", "'podIdentity' or 'irsa'"),
+    ("karpenter-request-above-limit", "dev", setv("eks-karpenter:karpenter|resources", {
+        "requests": {"cpu": "2", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}),
+     "eks-karpenter:karpenter.resources.requests.cpu", "above the limit"),
+    ("spot-group-without-handler", "dev", lambda c: c.__setitem__("eks-karpenter:nodeTerminationHandler",
+                                                                  {"enabled": False}),
+     f"{CLU}.spotNodeGroups", "without a node termination handler"),
+    ("nth-on-karpenter-nodes", "dev", setv("eks-karpenter:nodeTerminationHandler|nodeSelector",
+                                           {"karpenter.sh/capacity-type": "spot"}),
+     "eks-karpenter:nodeTerminationHandler.nodeSelector.karpenter.sh/capacity-type", "fight over the same nodes"),
+    ("nth-imds-without-selector", "dev", setv("eks-karpenter:nodeTerminationHandler|nodeSelector", {}),
+     "eks-karpenter:nodeTerminationHandler.nodeSelector", "needs a node selector"),
+    ("nth-mode-unknown", "dev", setv("eks-karpenter:nodeTerminationHandler|mode", "webhook"),
+     "eks-karpenter:nodeTerminationHandler.mode", "'imds' or 'queue'"),
+    ("interruption-not-bool", "dev", setv("eks-karpenter:interruption", {"enabled": "nope"}),
+     "eks-karpenter:interruption.enabled", "valid boolean"),
     ("existing-with-version", "brownfield", setv(f"{CLU}|version", "1.33"), f"{CLU}.version",
      "does not apply to an existing cluster"),
 ]
@@ -176,3 +201,11 @@ def test_cli_prints_only_the_error(tmp_path: Path) -> None:
     assert proc.stdout == ""
     assert "Traceback" not in proc.stderr
     assert "stacks/Pulumi.bad.yaml: eks-karpenter:network.vpcCidr: " in proc.stderr
+
+
+def test_a_broken_section_does_not_trigger_rules_on_its_defaults(tmp_path: Path) -> None:
+    cfg = stack_config("dev")
+    cfg["eks-karpenter:nodeTerminationHandler"]["mode"] = "webhook"
+    result = plan_config(cfg, tmp_path)
+    assert isinstance(result.error, ConfigError)
+    assert [i.path for i in result.error.issues] == [("eks-karpenter:nodeTerminationHandler", "mode")]

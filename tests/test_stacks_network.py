@@ -80,7 +80,8 @@ def test_brownfield_tags_adopted_subnets_and_creates_none() -> None:
     assert doc.by_type("aws:ec2/vpc:Vpc") == []
     assert doc.by_type("aws:ec2/natGateway:NatGateway") == []
     tags = doc.by_type(TAG)
-    discovery = {t.inputs["resourceId"] for t in tags if t.inputs["key"] == DISCOVERY_KEY}
+    discovery = {t.inputs["resourceId"] for t in tags
+                 if t.inputs["key"] == DISCOVERY_KEY and t.inputs["resourceId"].startswith("subnet-")}
     assert discovery == {"subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002", "subnet-0a1b2c3d4e5f60003"}
     assert all(t.inputs["value"] == "legacy-cas" for t in tags if t.inputs["key"] == DISCOVERY_KEY)
     elb = {t.inputs["resourceId"] for t in tags if t.inputs["key"] == ELB_KEY}
@@ -99,3 +100,19 @@ def test_plan_json_is_byte_identical_across_runs() -> None:
     assert set(body) >= {"project", "stack", "resources"}
     r = body["resources"][0]
     assert set(r) >= {"urn", "type", "name", "parent", "custom", "inputs", "dependencies"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_exactly_one_security_group_carries_the_discovery_tag(stack: str) -> None:
+    doc = plan_stack(stack)
+    sg_tags = [t for t in doc.by_type(TAG)
+               if t.inputs["key"] == DISCOVERY_KEY and t.inputs["resourceId"].startswith("sg-")]
+    assert len(sg_tags) == 1
+    assert sg_tags[0].inputs["resourceId"] == doc.outputs["clusterSecurityGroupId"]
+    assert sg_tags[0].inputs["value"] == doc.outputs["discoveryTagValue"]
+    # no security group is created with the discovery tag or an extra cluster-ownership tag
+    for sg in doc.by_type("aws:ec2/securityGroup:SecurityGroup"):
+        tags = sg.inputs.get("tags", {})
+        assert DISCOVERY_KEY not in tags
+        assert not any(k.startswith("kubernetes.io/cluster/") for k in tags)
+    assert all(not t.inputs["key"].startswith("kubernetes.io/cluster/") for t in doc.by_type(TAG))

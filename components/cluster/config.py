@@ -10,7 +10,8 @@ from pydantic import AfterValidator, Field, StringConstraints
 from components import versions
 from components._model import Model
 
-ClusterName = Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]*$", max_length=100)]
+# EKS allows 100 characters; 76 leaves room for the `-nth` suffix within SQS's 80-character queue names.
+ClusterName = Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]*$", max_length=76)]
 InstanceType = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
 LabelValue = Annotated[str, StringConstraints(max_length=63, pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")]
 LabelKey = Annotated[str, StringConstraints(max_length=316,

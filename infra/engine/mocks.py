@@ -54,6 +54,27 @@ _AUTONAMED_FIELD = {
 }
 
 
+def partition(region: str) -> str:
+    """The ARN partition of a region, so placeholders in China and GovCloud plans are well-formed."""
+    if region.startswith("cn-"):
+        return "aws-cn"
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    return "aws"
+
+
+class PlanReferenceError(Exception):
+    """A StackReference the offline plan has no outputs for."""
+
+    def __init__(self, ref: str, known: list[str]) -> None:
+        hint = f"known: {', '.join(known)}" if known else "none were given"
+        super().__init__(f"no offline outputs for stack reference {ref!r} ({hint}); reference a stack of this "
+                         "project as <org>/<project>/<stack> in the stack file, or pass --stack-outputs FILE")
+
+
+_CA = "LS0tLS1CRUdJTiBQTEFDRUhPTERFUiBDQS0tLS0t"  # base64 of a placeholder PEM header
+
+
 def digest(text: str, size: int = 17) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:size]
 
@@ -61,13 +82,20 @@ def digest(text: str, size: int = 17) -> str:
 class PlanMocks(pulumi.runtime.Mocks):
     """Answers registrations and invokes with deterministic placeholder state."""
 
-    def __init__(self, region: str, invoke_results: dict[str, Any] | None = None) -> None:
+    def __init__(self, region: str, invoke_results: dict[str, Any] | None = None,
+                 stack_outputs: dict[str, dict[str, Any]] | None = None) -> None:
         self.region = region
         self.invoke_results = invoke_results or {}
+        self.stack_outputs = stack_outputs or {}
         self.invokes: list[str] = []
 
     def new_resource(self, args: _mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         key = f"{args.typ}::{args.name}"
+        if args.typ == "pulumi:pulumi:StackReference":
+            ref = str(args.inputs.get("name") or args.name)
+            if ref not in self.stack_outputs:
+                raise PlanReferenceError(ref, sorted(self.stack_outputs))
+            return ref, {"name": ref, "outputs": self.stack_outputs[ref], "secretOutputNames": []}
         state: dict[str, Any] = dict(args.inputs)
         prefix = _ID_PREFIX.get(args.typ)
         id_ = f"{prefix}-{digest(key)}" if prefix else f"{args.name}-id"
@@ -81,16 +109,16 @@ class PlanMocks(pulumi.runtime.Mocks):
             service, regional, path = shape
             region = self.region if regional else ""
             resource = path.format(name=state.get("name") or args.name, id=id_)
-            state["arn"] = f"arn:aws:{service}:{region}:{ACCOUNT_ID}:{resource}"
+            state["arn"] = f"arn:{partition(self.region)}:{service}:{region}:{ACCOUNT_ID}:{resource}"
         state.update(_computed(args.typ, args.name, state, self.region))
         return id_, state
 
-    def call(self, args: _mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]] | None]:
+    def call(self, args: _mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]]]:
         self.invokes.append(args.token)
         if args.token in self.invoke_results:
             result = self.invoke_results[args.token]
-            return dict(result(args.args) if callable(result) else result), None
-        return dict(_invoke(args.token, args.args, self.region)), None
+            return dict(result(args.args) if callable(result) else result), []
+        return dict(_invoke(args.token, args.args, self.region)), []
 
 
 def _computed(typ: str, name: str, state: dict[str, Any], region: str) -> dict[str, Any]:
@@ -105,14 +133,14 @@ def _computed(typ: str, name: str, state: dict[str, Any], region: str) -> dict[s
         endpoint = f"https://{digest(cluster, 32).upper()}.gr7.{region}.eks.amazonaws.com"
         return {
             "kubeconfigJson": json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": [
-                {"name": cluster, "cluster": {"server": endpoint}}]}),
+                {"name": cluster, "cluster": {"server": endpoint, "certificate-authority-data": _CA}}]}),
             "oidcProviderArn": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{issuer}",
             "oidcProviderUrl": f"https://{issuer}",
             "oidcIssuer": issuer,
             "clusterSecurityGroupId": f"sg-{digest(cluster + '/cluster-sg')}",
             "core": {
                 "endpoint": endpoint,
-                "certificateAuthority": {"data": "LS0tLS1CRUdJTi1QTEFDRUhPTERFUi0tLS0t"},
+                "certificateAuthority": {"data": _CA},
                 "clusterSecurityGroupId": f"sg-{digest(cluster + '/cluster-sg')}",
             },
         }
@@ -133,7 +161,7 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
             "name": cluster,
             "arn": f"arn:aws:eks:{region}:{ACCOUNT_ID}:cluster/{cluster}",
             "endpoint": f"https://{digest(cluster, 32).upper()}.gr7.{region}.eks.amazonaws.com",
-            "certificateAuthorities": [{"data": "LS0tLS1CRUdJTi1QTEFDRUhPTERFUi0tLS0t"}],
+            "certificateAuthorities": [{"data": _CA}],
             "identities": [{"oidcs": [{"issuer": issuer}]}],
             "vpcConfig": {"clusterSecurityGroupId": f"sg-{digest(cluster + '/cluster-sg')}",
                           "vpcId": f"vpc-{digest(cluster)}", "subnetIds": [], "securityGroupIds": []},

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import runpy
 import sys
 from collections.abc import Iterator
@@ -114,13 +115,14 @@ def plan_program(
     stack: str,
     invoke_results: dict[str, Any] | None = None,
     config_overrides: dict[str, str] | None = None,
+    stack_outputs: dict[str, dict[str, Any]] | None = None,
 ) -> PlanDocument:
     """Run the program at `root` for `stack` under mocks and return what it registered.
 
     Errors the program raises (a `pulumi.RunError` for bad config) propagate unchanged, after the runtime
     has been shut down, so callers can print them as they are.
     """
-    result = run_plan(root, stack, invoke_results, config_overrides)
+    result = run_plan(root, stack, invoke_results, config_overrides, stack_outputs)
     if result.error is not None:
         raise result.error
     return result.document
@@ -131,13 +133,14 @@ def run_plan(
     stack: str,
     invoke_results: dict[str, Any] | None = None,
     config_overrides: dict[str, str] | None = None,
+    stack_outputs: dict[str, dict[str, Any]] | None = None,
 ) -> PlanResult:
     """Like `plan_program`, but returns the error with whatever was registered before it."""
     project = ProgramProject.load(root.resolve())
     config = read_stack_config(project.stack_file(stack), project.name)
     config.update(config_overrides or {})
     region = config.get("aws:region", DEFAULT_REGION)
-    mocks = PlanMocks(region=region, invoke_results=invoke_results)
+    mocks = PlanMocks(region=region, invoke_results=invoke_results, stack_outputs=stack_outputs)
     monitor = CapturingMonitor(mocks)
     logger = logging.getLogger(f"eks-karpenter.plan.{stack}")
     logger.propagate = False
@@ -180,3 +183,30 @@ def _close_event_loop() -> None:
     if not loop.is_running() and not loop.is_closed():
         loop.close()
     asyncio.set_event_loop(asyncio.new_event_loop())
+
+
+STACK_REFERENCE = re.compile(r"^[A-Za-z0-9_.-]+/(?P<project>[A-Za-z0-9_.-]+)/(?P<stack>[A-Za-z0-9_.-]+)$")
+
+
+def referenced_stacks(root: Path, stack: str, project_name: str) -> list[tuple[str, str]]:
+    """Config values of a stack file that name a stack of `project_name` (`<org>/<project>/<stack>`)."""
+    project = ProgramProject.load(root.resolve())
+    found = []
+    for value in read_stack_config(project.stack_file(stack), project.name).values():
+        match = STACK_REFERENCE.match(value)
+        if match and match["project"] == project_name:
+            found.append((value, match["stack"]))
+    return found
+
+
+def plan_with_references(root: Path, stack: str, platform_root: Path) -> PlanDocument:
+    """Plan a consumer program whose stack references stacks of the platform project at `platform_root`.
+
+    Each referenced platform stack is planned first (offline too) and its outputs answer the reference,
+    so a consumer's plan shows what it would build against the platform as committed.
+    """
+    platform = ProgramProject.load(platform_root.resolve())
+    outputs = {}
+    for ref, platform_stack in referenced_stacks(root, stack, platform.name):
+        outputs[ref] = plan_program(platform.root, platform_stack).outputs
+    return plan_program(root, stack, stack_outputs=outputs)

@@ -1,0 +1,217 @@
+"""Cluster component: the EKS control plane, its system node group and add-ons, or an existing cluster."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TypedDict
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from components import tags as T
+from components.cluster import plan as P
+from components.cluster.config import ClusterConfig
+from components.iam.policy import NODE_MANAGED_POLICIES, aws_managed_policy_arn, node_trust_policy, partition_of
+
+
+class ClusterArgs(TypedDict):
+    """Inputs of the Cluster component."""
+
+    config: ClusterConfig
+    """Validated cluster config."""
+    region: str
+    """AWS region (for the partition and, for existing clusters, the kubeconfig)."""
+    vpcId: pulumi.Input[str]
+    """VPC the cluster runs in."""
+    privateSubnetIds: pulumi.Input[Sequence[str]]
+    """Private subnets (at least two zones) for the control plane's interfaces and the node groups."""
+    tags: dict[str, str]
+    """Tags for every AWS resource."""
+    awsAuthRoleArns: Sequence[pulumi.Input[str]]
+    """Node roles to map in aws-auth; used only in the explicit API_AND_CONFIG_MAP compatibility mode."""
+    lookupOidcProvider: bool
+    """For an existing cluster: look up its IAM OIDC provider (needed for IRSA only)."""
+    deletionProtection: bool
+    """EKS deletion protection (set for protected stacks, on top of Pulumi's `protect`)."""
+
+
+class Cluster(pulumi.ComponentResource):
+    """An EKS cluster ready for Karpenter: access-entry auth, OIDC, a tainted on-demand system node group for
+    CoreDNS and the Karpenter controller, pinned add-ons, and the EKS cluster security group tagged as the one
+    security group Karpenter discovers. With `existing: true` the cluster is looked up, not created."""
+
+    cluster_name: pulumi.Output[str]
+    """EKS cluster name."""
+    endpoint: pulumi.Output[str]
+    """API server endpoint."""
+    certificate_authority: pulumi.Output[str]
+    """Base64 cluster CA bundle."""
+    oidc_issuer: pulumi.Output[str]
+    """OIDC issuer host and path, without `https://`."""
+    oidc_provider_arn: pulumi.Output[str]
+    """IAM OIDC provider ARN (empty for an existing cluster when not looked up)."""
+    cluster_security_group_id: pulumi.Output[str]
+    """The EKS cluster security group: the one group tagged `karpenter.sh/discovery`."""
+    kubeconfig: pulumi.Output[str]
+    """Kubeconfig JSON (secret)."""
+    provider: k8s.Provider
+    """Kubernetes provider for this cluster, for downstream components."""
+    ready: list[pulumi.Resource]
+    """What in-cluster components must wait for (and what they are deleted before): node groups, add-ons."""
+
+    def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("eks-karpenter:index:Cluster", name, None, opts)
+        cfg = args["config"]
+        self.ready = []
+        if cfg.existing:
+            self._adopt(name, args)
+        else:
+            self._create(name, args)
+        aws.ec2.Tag(f"{name}-sg-discovery", resource_id=self.cluster_security_group_id, key=T.DISCOVERY_KEY,
+                    value=cfg.name, opts=pulumi.ResourceOptions(parent=self))
+        self.register_outputs({
+            "clusterName": self.cluster_name,
+            "endpoint": self.endpoint,
+            "certificateAuthority": self.certificate_authority,
+            "oidcIssuer": self.oidc_issuer,
+            "oidcProviderArn": self.oidc_provider_arn,
+            "clusterSecurityGroupId": self.cluster_security_group_id,
+            "kubeconfig": self.kubeconfig,
+        })
+
+    def _create(self, name: str, args: ClusterArgs) -> None:
+        cfg, tags = args["config"], args["tags"]
+        child = pulumi.ResourceOptions(parent=self)
+        key_arn: pulumi.Input[str] | None = cfg.kms_key_arn
+        if cfg.secrets_encryption and key_arn is None:
+            key = aws.kms.Key(f"{name}-secrets", description=f"EKS secrets envelope encryption for {cfg.name}",
+                              enable_key_rotation=True, deletion_window_in_days=30, tags=tags, opts=child)
+            aws.kms.Alias(f"{name}-secrets", name=f"alias/eks/{cfg.name}", target_key_id=key.key_id, opts=child)
+            key_arn = key.arn
+
+        mappings = [eks.RoleMappingArgs(role_arn=arn, username="system:node:{{EC2PrivateDNSName}}",
+                                        groups=["system:bootstrappers", "system:nodes"])
+                    for arn in args["awsAuthRoleArns"]] if cfg.aws_auth_compatibility else None
+        cluster = eks.Cluster(
+            f"{name}-eks",
+            name=cfg.name,
+            version=cfg.version,
+            vpc_id=args["vpcId"],
+            private_subnet_ids=args["privateSubnetIds"],
+            authentication_mode=eks.AuthenticationMode(cfg.authentication_mode),
+            role_mappings=mappings,
+            create_oidc_provider=True,
+            endpoint_private_access=cfg.endpoint_private_access,
+            endpoint_public_access=cfg.endpoint_public_access,
+            public_access_cidrs=cfg.public_access_cidrs or None,
+            enabled_cluster_log_types=list(cfg.log_types),
+            encryption_config_key_arn=key_arn,
+            # Node groups and security groups are ours: the EKS cluster SG is the single discovery SG.
+            skip_default_node_group=True,
+            skip_default_security_groups=True,
+            # Add-ons are pinned and ordered below instead of left to pulumi-eks' defaults.
+            use_default_vpc_cni=True,
+            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
+            kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=False),
+            deletion_protection=args["deletionProtection"],
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.cluster_name = pulumi.Output.from_input(cfg.name)
+        # Endpoint and CA come from the kubeconfig pulumi-eks renders: plain data, no resource-typed outputs.
+        kube = cluster.kubeconfig_json.apply(P.kubeconfig_cluster)
+        self.endpoint = kube.apply(lambda c: str(c["server"]))
+        self.certificate_authority = kube.apply(lambda c: str(c.get("certificate-authority-data", "")))
+        self.oidc_issuer = cluster.oidc_issuer
+        self.oidc_provider_arn = cluster.oidc_provider_arn
+        self.cluster_security_group_id = cluster.cluster_security_group_id
+        self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
+        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
+
+        role = self._managed_node_role(name, cfg.name, args["region"], tags)
+        system = eks.ManagedNodeGroup(
+            f"{name}-system",
+            cluster=cluster.core,
+            node_group_name=f"{cfg.name}-system",
+            node_role_arn=role.arn,
+            capacity_type="ON_DEMAND",
+            instance_types=list(cfg.system_node_group.instance_types),
+            ami_type=cfg.system_node_group.ami_type,
+            disk_size=cfg.system_node_group.disk_size,
+            subnet_ids=args["privateSubnetIds"],
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=cfg.system_node_group.min_size, desired_size=cfg.system_node_group.desired_size,
+                max_size=cfg.system_node_group.max_size),
+            labels=P.system_labels(cfg),
+            taints=[P.mng_taint(P.CRITICAL_ADDONS_TAINT)],
+            ignore_scaling_changes=True,
+            tags=tags,
+            opts=child,
+        )
+        groups: list[pulumi.Resource] = [system]
+        for group in cfg.spot_node_groups:
+            groups.append(eks.ManagedNodeGroup(
+                f"{name}-spot-{group.name}",
+                cluster=cluster.core,
+                node_group_name=f"{cfg.name}-{group.name}",
+                node_role_arn=role.arn,
+                capacity_type="SPOT",
+                instance_types=list(group.instance_types),
+                subnet_ids=args["privateSubnetIds"],
+                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                    min_size=group.min_size, desired_size=group.desired_size, max_size=group.max_size),
+                labels=dict(group.labels),
+                taints=[P.mng_taint(t) for t in group.taints],
+                # Cluster Autoscaler owns the size of these groups after creation.
+                ignore_scaling_changes=True,
+                tags=tags,
+                opts=child,
+            ))
+
+        addon_opts = pulumi.ResourceOptions(parent=self, depends_on=[system])
+        pinned = P.addon_versions(cfg)
+        addons = []
+        for addon in P.ADDONS:
+            config = P.coredns_configuration() if addon == "coredns" else None
+            addons.append(aws.eks.Addon(
+                f"{name}-{addon}", cluster_name=cfg.name, addon_name=addon, addon_version=pinned[addon],
+                configuration_values=json.dumps(config, sort_keys=True) if config else None,
+                resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
+                tags=tags, opts=addon_opts))
+        self.ready = [*groups, *addons]
+
+    def _managed_node_role(self, name: str, cluster: str, region: str, tags: dict[str, str]) -> aws.iam.Role:
+        """The role of the EKS managed node groups (EKS creates their access entries itself)."""
+        partition = partition_of(region)
+        role = aws.iam.Role(f"{name}-managed-nodes", name=f"{cluster}-managed-nodes"[:64],
+                            assume_role_policy=json.dumps(node_trust_policy(partition)), tags=tags,
+                            opts=pulumi.ResourceOptions(parent=self))
+        for policy in NODE_MANAGED_POLICIES:
+            aws.iam.RolePolicyAttachment(f"{name}-managed-nodes-{policy}", role=role.name,
+                                         policy_arn=aws_managed_policy_arn(partition, policy),
+                                         opts=pulumi.ResourceOptions(parent=role))
+        return role
+
+    def _adopt(self, name: str, args: ClusterArgs) -> None:
+        cfg, region = args["config"], args["region"]
+        # One invoke per stack: the cluster's endpoint, CA, issuer and security group.
+        found = aws.eks.get_cluster_output(name=cfg.name, opts=pulumi.InvokeOutputOptions(parent=self))
+        self.cluster_name = found.name
+        self.endpoint = found.endpoint
+        self.certificate_authority = found.certificate_authorities.apply(lambda cas: cas[0].data or "")
+        issuer_url = found.identities.apply(lambda ids: ids[0].oidcs[0].issuer or "")
+        self.oidc_issuer = issuer_url.apply(lambda u: u.removeprefix("https://"))
+        self.cluster_security_group_id = found.vpc_config.cluster_security_group_id
+        if args["lookupOidcProvider"]:
+            provider = aws.iam.get_open_id_connect_provider_output(
+                url=issuer_url, opts=pulumi.InvokeOutputOptions(parent=self))
+            self.oidc_provider_arn = provider.arn
+        else:
+            self.oidc_provider_arn = pulumi.Output.from_input("")
+        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(self.endpoint, self.certificate_authority).apply(
+            lambda a: P.exec_kubeconfig(cfg.name, a[0], a[1], region)))
+        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig,
+                                     opts=pulumi.ResourceOptions(parent=self))

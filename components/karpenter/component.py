@@ -1,0 +1,76 @@
+"""Karpenter install: the CRD chart, then the controller chart, as Helm releases."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypedDict
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import versions
+from components.karpenter.config import KarpenterConfig
+from components.karpenter.values import controller_values, crd_values
+
+
+class KarpenterArgs(TypedDict):
+    """Inputs of the Karpenter component."""
+
+    config: KarpenterConfig
+    """Validated Karpenter config."""
+    clusterName: str
+    """EKS cluster name (`settings.clusterName`)."""
+    clusterEndpoint: pulumi.Input[str]
+    """API server endpoint (`settings.clusterEndpoint`)."""
+    interruptionQueueName: pulumi.Input[str] | None
+    """Interruption queue NAME (`settings.interruptionQueue`); None disables interruption handling."""
+    controllerRoleArn: pulumi.Input[str]
+    """Controller role ARN: annotated on the service account for IRSA; unused with Pod Identity."""
+    dependsOn: Sequence[pulumi.Resource]
+    """What the controller needs first: node groups and add-ons, the controller's IAM (Pod Identity association)."""
+
+
+class Karpenter(pulumi.ComponentResource):
+    """Karpenter from its two OCI charts, both pinned to one version.
+
+    Helm installs a chart's `crds/` once and never upgrades them, so the CRDs come from the `karpenter-crd` chart
+    (templates, upgraded with every version change) and the controller chart skips its own `crds/`.
+    """
+
+    controller: k8s.helm.v3.Release
+    """The controller release: NodePools and EC2NodeClasses depend on it."""
+    version: pulumi.Output[str]
+    """Installed Karpenter version."""
+
+    def __init__(self, name: str, args: KarpenterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("eks-karpenter:index:Karpenter", name, None, opts)
+        cfg = args["config"]
+        crds = k8s.helm.v3.Release(
+            f"{name}-crd",
+            name="karpenter-crd",
+            chart=versions.KARPENTER_CRD_CHART,
+            version=cfg.version,
+            namespace=cfg.namespace,
+            values=crd_values(),
+            # CRDs are cluster-scoped and hold every NodePool: a failed upgrade must roll back, not half-apply.
+            atomic=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args["dependsOn"])),
+        )
+        values = pulumi.Output.all(args["clusterEndpoint"], args["interruptionQueueName"],
+                                   args["controllerRoleArn"]).apply(
+            lambda a: controller_values(cfg, cluster_name=args["clusterName"], cluster_endpoint=a[0],
+                                        interruption_queue_name=a[1],
+                                        irsa_role_arn=a[2] if cfg.identity == "irsa" else None))
+        self.controller = k8s.helm.v3.Release(
+            f"{name}-controller",
+            name="karpenter",
+            chart=versions.KARPENTER_CHART,
+            version=cfg.version,
+            namespace=cfg.namespace,
+            skip_crds=True,
+            values=values,
+            atomic=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, *args["dependsOn"]]),
+        )
+        self.version = pulumi.Output.from_input(cfg.version)
+        self.register_outputs({"version": self.version})

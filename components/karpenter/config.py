@@ -1,0 +1,205 @@
+"""Karpenter install config types and defaults (stack key `eks-karpenter:karpenter`).
+
+Field-level checks (formats, ranges, enums) live on the types here; cross-field rules live in rules.py. Keys that
+are passed to the Helm chart's `settings.*` are spelled exactly as the chart spells them (`reservedENIs`,
+`isolatedVPC`), so a value can be looked up in the chart's documentation by its name.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
+
+from components import versions
+from components._model import Model
+
+# --- Go durations (time.ParseDuration), as the controller parses BATCH_MAX_DURATION and friends ----------------
+
+_DURATION_UNITS: dict[str, Decimal] = {
+    "ns": Decimal("1e-9"), "us": Decimal("1e-6"), "µs": Decimal("1e-6"), "ms": Decimal("1e-3"),
+    "s": Decimal(1), "m": Decimal(60), "h": Decimal(3600),
+}
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)")
+DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"
+
+
+def duration_seconds(value: str) -> Decimal:
+    """Seconds in a Go duration string (`1m30s` -> 90). Raises ValueError on anything else."""
+    if not re.fullmatch(DURATION_PATTERN, value):
+        raise ValueError(f"not a Go duration such as 10s, 500ms or 1m30s: {value!r}")
+    return sum((Decimal(n) * _DURATION_UNITS[u] for n, u in _DURATION_PART.findall(value)), Decimal(0))
+
+
+def _duration(value: str) -> str:
+    duration_seconds(value)
+    return value
+
+
+Duration = Annotated[str, AfterValidator(_duration)]
+
+# --- Kubernetes resource quantities ------------------------------------------------------------------------------
+
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?$")
+_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+
+def quantity_value(value: str) -> Decimal:
+    """The amount in a Kubernetes quantity (`500m` -> 0.5, `1Gi` -> 1073741824). Raises ValueError."""
+    match = _QUANTITY.fullmatch(value)
+    if not match:
+        raise ValueError(f"not a Kubernetes quantity such as 500m, 1, 512Mi or 1Gi: {value!r}")
+    number, suffix, exponent = match.groups()
+    amount = Decimal(number)  # the pattern only admits plain decimal numbers
+    if exponent is not None:
+        return amount.scaleb(int(exponent))
+    if suffix in _BINARY:
+        return amount * Decimal(1024) ** _BINARY[suffix]
+    return amount.scaleb(_DECIMAL[suffix or ""])
+
+
+def _number_as_text(value: Any) -> Any:
+    # YAML `cpu: 1` arrives as a number; Kubernetes quantities are strings.
+    if isinstance(value, bool):
+        return value  # left for the str validator to refuse
+    if isinstance(value, int | float):
+        return format(Decimal(str(value)).normalize(), "f")
+    return value
+
+
+def _positive_quantity(value: str) -> str:
+    if quantity_value(value) <= 0:
+        raise ValueError("must be greater than zero")
+    return value
+
+
+Quantity = Annotated[str, BeforeValidator(_number_as_text), AfterValidator(_positive_quantity)]
+
+
+# --- Names -------------------------------------------------------------------------------------------------------
+
+def _karpenter_version(value: str) -> str:
+    if not re.fullmatch(r"\d+\.\d+\.\d+", value):
+        raise ValueError("must be a Karpenter release such as 1.14.1 (chart versions have no leading 'v')")
+    return value
+
+
+KarpenterVersion = Annotated[str, AfterValidator(_karpenter_version)]
+Namespace = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+PriorityClassName = Annotated[str, StringConstraints(
+    pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", max_length=253)]
+PolicyArn = Annotated[str, StringConstraints(pattern=r"^arn:aws[a-z-]*:iam::(\d{12}|aws):policy/[\w+=,.@/-]+$")]
+
+
+# --- Models ------------------------------------------------------------------------------------------------------
+
+class ResourceList(Model):
+    """CPU and memory amounts for the controller container."""
+
+    cpu: Quantity | None = None
+    """CPU, e.g. `1` or `500m` (numbers are accepted and written as quantities)."""
+    memory: Quantity | None = None
+    """Memory, e.g. `1Gi` or `512Mi`."""
+
+
+class ControllerResources(Model):
+    """Requests and limits of the controller container (chart `controller.resources`)."""
+
+    requests: ResourceList = Field(default_factory=lambda: ResourceList(cpu="1", memory="1Gi"))
+    """What the scheduler reserves. The controller sizes its worker pools from `requests.cpu`."""
+    limits: ResourceList = Field(default_factory=lambda: ResourceList(cpu="1", memory="1Gi"))
+    """Caps. `limits.memory` is required: the controller sets its Go GC soft limit to 90% of it."""
+
+
+class FeatureGates(Model):
+    """Karpenter feature gates (chart `settings.featureGates`), defaulting as in the chart."""
+
+    node_repair: bool = False
+    """ALPHA: replace nodes whose health conditions stay unhealthy."""
+    node_overlay: bool = False
+    """ALPHA: let NodeOverlay objects adjust simulated instance prices and capacity."""
+    reserved_capacity: bool = True
+    """BETA: launch into on-demand capacity reservations selected by EC2NodeClasses."""
+    spot_to_spot_consolidation: bool = False
+    """ALPHA: consolidate spot nodes onto cheaper spot nodes (needs 15+ candidate instance types)."""
+    static_capacity: bool = False
+    """ALPHA: NodePools with a fixed `replicas` count."""
+    capacity_buffer: bool = False
+    """ALPHA: CapacityBuffer objects that keep spare capacity provisioned."""
+
+
+class KarpenterSettings(Model):
+    """Controller settings users may tune, spelled as the chart's `settings.*` keys; defaults are the chart's."""
+
+    batch_max_duration: Duration = "10s"
+    """Longest provisioning batch window; longer windows give fewer, larger nodes but slower scale-up."""
+    batch_idle_duration: Duration = "1s"
+    """A batch window closes after this long without new pending pods (at most batchMaxDuration)."""
+    preference_policy: Literal["Respect", "Ignore"] = "Respect"
+    """Whether the scheduler simulation honours preferred affinities and ScheduleAnyway spread constraints."""
+    min_values_policy: Literal["Strict", "BestEffort"] = "Strict"
+    """`Strict` fails a NodePool whose requirement `minValues` cannot be met; `BestEffort` relaxes them."""
+    vm_memory_overhead_percent: float = Field(0.075, ge=0, lt=1)
+    """Share of instance memory assumed taken by the hypervisor (0.075 = 7.5%); must be above zero."""
+    reserved_enis: int = Field(0, ge=0, alias="reservedENIs")
+    """ENIs kept out of max-pods and kube-reserved calculations (VPC CNI custom networking)."""
+    isolated_vpc: bool = Field(False, alias="isolatedVPC")
+    """The VPC has no route to AWS services without VPC endpoints: skips the Pricing API and requires
+    `nodeRole.instanceProfile` (IAM has no VPC endpoint, so Karpenter cannot manage instance profiles)."""
+    ami_refresh_interval: Duration = "1m"
+    """How often AMIs are re-resolved (at least 1m). Longer means fewer DescribeImages calls, slower drift."""
+    subnet_refresh_interval: Duration = "1m"
+    """How often subnets are re-resolved (at least 1m). Longer means fewer DescribeSubnets calls."""
+
+
+class NodeRoleConfig(Model):
+    """The IAM role of Karpenter-launched nodes."""
+
+    additional_policy_arns: list[PolicyArn] = Field(default_factory=list, max_length=16)
+    """Managed policies attached on top of the four standard node policies (worker node, CNI, ECR pull-only,
+    SSM core). IAM's default quota is 10 managed policies per role, so more than 6 extra needs a quota raise."""
+    instance_profile: bool = False
+    """Create an instance profile for the role and give its name to EC2NodeClasses (instead of the role, for
+    which Karpenter manages profiles itself). Needed for private clusters without IAM API access."""
+
+
+class KarpenterConfig(Model):
+    """The Karpenter controller install: chart version, identity, placement, sizing and settings."""
+
+    version: KarpenterVersion = Field(versions.KARPENTER_VERSION, json_schema_extra={"pattern": r"^\d+\.\d+\.\d+$"})
+    """Karpenter release of both charts (`karpenter`, `karpenter-crd`), no leading `v`. Override per stack to
+    canary a release; 1.14 or a newer 1.x, since this library's IAM, CRD handling and values are built for 1.14."""
+    namespace: Namespace = "kube-system"
+    """Namespace of the controller. `kube-system` is upstream's recommendation: EKS's API priority and fairness
+    FlowSchemas for leader election and controllers cover it; other namespaces need their own."""
+    identity: Literal["podIdentity", "irsa"] = "podIdentity"
+    """How the controller gets AWS credentials: EKS Pod Identity (needs the eks-pod-identity-agent add-on) or
+    IRSA (an annotated service account, via the cluster's OIDC provider)."""
+    controller_on_fargate: bool = False
+    """Run the controller on Fargate instead of the system node group (requires `identity: irsa`)."""
+    replicas: int = Field(2, ge=1, le=10)
+    """Controller replicas (one leader, the others on standby); each needs its own node."""
+    log_level: Literal["debug", "info", "error"] = "info"
+    """Controller log verbosity."""
+    resources: ControllerResources = Field(default_factory=ControllerResources)
+    """Controller container resources; the default (1 CPU, 1Gi, requests = limits) is upstream's guidance."""
+    feature_gates: FeatureGates = Field(default_factory=FeatureGates)
+    """Feature gates (chart `settings.featureGates`)."""
+    settings: KarpenterSettings = Field(default_factory=KarpenterSettings)
+    """Tunable controller settings (chart `settings.*`)."""
+    zonal_shift: bool = False
+    """Respect EKS zonal shifts: no launches into a shifted-away zone (chart `settings.enableZonalShift`). The
+    cluster needs zonal shift enabled for this to have any effect."""
+    node_role: NodeRoleConfig = Field(default_factory=NodeRoleConfig)
+    """The node IAM role of Karpenter-launched instances."""
+    spot_service_linked_role: Literal["create", "exists"] = "create"
+    """`AWSServiceRoleForEC2Spot`, without which spot launches fail: `create` it, or `exists` when the account
+    already has it (it is one per account, so a second create fails)."""
+    priority_class_name: PriorityClassName = "system-cluster-critical"
+    """PriorityClass of the controller pods: the autoscaler must not be preempted by the pods it schedules."""
+    dns_policy: Literal["ClusterFirst", "Default"] = "ClusterFirst"
+    """Pod DNS policy. Use `Default` (the VPC resolver) if CoreDNS may run on Karpenter-launched nodes, so the
+    controller can still start when those nodes are gone."""
