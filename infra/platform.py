@@ -48,7 +48,8 @@ def build(cfg: StackConfig) -> None:
 
     iam = KarpenterIam("karpenter-iam", {
         "clusterName": name, "region": cfg.region, "identity": kcfg.identity, "namespace": kcfg.namespace,
-        "nodeRoleArn": node_role.role_arn, "interruptionQueueArn": queue.queue_arn if queue else None, "zonalShift": kcfg.zonal_shift,
+        "nodeRoleArn": node_role.role_arn, "interruptionQueueArn": queue.queue_arn if queue else None,
+        "zonalShift": kcfg.zonal_shift,
         "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
         "createSpotServiceLinkedRole": kcfg.spot_service_linked_role == "create", "tags": stack_tags,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster]))

@@ -48,7 +48,8 @@ def test_created_cluster(stack: str) -> None:
     assert c["skipDefaultNodeGroup"] is True
     assert c["skipDefaultSecurityGroups"] is True  # the EKS cluster SG is the one discovery SG
     assert c["createOidcProvider"] is True
-    assert c["privateSubnetIds"] == [doc.outputs["privateSubnetIds"][z] for z in sorted(doc.outputs["privateSubnetIds"])]
+    by_zone = doc.outputs["privateSubnetIds"]
+    assert c["privateSubnetIds"] == [by_zone[z] for z in sorted(by_zone)]
     assert "publicSubnetIds" not in c
     assert c["version"] in versions.SUPPORTED_KUBERNETES_VERSIONS
 
