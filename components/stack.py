@@ -20,6 +20,8 @@ from components.karpenter.config import KarpenterConfig
 from components.karpenter.rules import validate_karpenter, validate_karpenter_placement
 from components.network.config import NetworkConfig
 from components.network.rules import validate_network
+from components.nodepool.config import NodeClassConfig, NodePoolConfig, default_node_classes, default_node_pools
+from components.nodepool.rules import validate_node_config
 from components.nth.config import NthConfig
 from components.nth.rules import validate_nth
 from components.tags import reserved_tag_key
@@ -39,6 +41,12 @@ class StackConfig(Model):
     """`eks-karpenter:network`: the VPC (created, or adopted with `vpcId`)."""
     karpenter: KarpenterConfig = Field(default_factory=KarpenterConfig)
     """`eks-karpenter:karpenter`: the Karpenter install, its controller identity and node role."""
+    node_classes: list[NodeClassConfig] = Field(default_factory=default_node_classes)
+    """`eks-karpenter:nodeClasses`: Karpenter EC2NodeClasses (AMI, subnets, security groups, node IAM, disks).
+    Default: one class `default` (pinned AL2023 alias, discovery-tag selectors, the platform's node role)."""
+    node_pools: list[NodePoolConfig] = Field(default_factory=default_node_pools)
+    """`eks-karpenter:nodePools`: Karpenter NodePools. Default: one spot-first pool `default` (c/m/r, generation
+    3 or newer, on-demand fallback, consolidation, 14-day expiry, 1000 CPU / 1000Gi limits)."""
     interruption: InterruptionConfig = Field(default_factory=InterruptionConfig)
     """`eks-karpenter:interruption`: Karpenter's interruption queue (SQS + EventBridge), on by default."""
     node_termination_handler: NthConfig = Field(default_factory=NthConfig)
@@ -136,6 +144,12 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
             cfg.node_termination_handler, spot_node_groups=len(cfg.cluster.spot_node_groups),
             karpenter_interruption_enabled=cfg.interruption.enabled,
             at=at("nodeTerminationHandler"), at_cluster_groups=at("cluster") + ("spotNodeGroups",))
+    if ok("node_pools", "node_classes", "network", "interruption"):
+        issues += validate_node_config(
+            cfg.node_pools, cfg.node_classes, zones=cfg.network.zones,
+            interruption_handled=cfg.interruption.enabled or
+            cfg.interruption.acknowledge_spot_without_interruption_handling,
+            at_pools=at("nodePools"), at_classes=at("nodeClasses"))
     if ok("tags"):
         for key, value in cfg.tags.items():
             if reserved_tag_key(key):

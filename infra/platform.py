@@ -16,6 +16,7 @@ from components.iam import KarpenterIam, NodeRole, iam_name
 from components.interruption import InterruptionQueue
 from components.karpenter import Karpenter
 from components.network import Network
+from components.nodepool import NodeClass, NodePool, render_node_class, render_node_pool, scheduling_for, warnings_for
 from components.nth import NodeTerminationHandler
 from components.stack import StackConfig
 from infra.settings import read_stack_config
@@ -24,6 +25,8 @@ from infra.settings import read_stack_config
 def build(cfg: StackConfig) -> None:
     """Register the platform for one validated stack config and export its outputs."""
     name = cfg.cluster.name
+    for warning in warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect):
+        pulumi.log.warn(warning)
     stack_tags = tags.base_tags(name, cfg.tags)
     stateful = pulumi.ResourceOptions(protect=cfg.protect)
     kcfg = cfg.karpenter
@@ -60,6 +63,22 @@ def build(cfg: StackConfig) -> None:
         "controllerRoleArn": iam.controller_role_arn, "dependsOn": [*cluster.ready, iam],
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
+    # Classes and pools need the CRDs and a running controller; destroy removes them first, while it still runs.
+    in_cluster = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[karpenter.controller])
+    node_role_name = iam_name(name, "karpenter-node")  # NodeRole's explicit name: known before the role exists
+    classes: dict[str, NodeClass] = {}
+    for node_class in cfg.node_classes:
+        if kcfg.node_role.instance_profile and not (node_class.role or node_class.instance_profile):
+            node_class = node_class.model_copy(update={"instance_profile": node_role_name})
+        classes[node_class.name] = NodeClass(
+            f"nodeclass-{node_class.name}",
+            {"manifest": render_node_class(node_class, name, node_role_name, stack_tags)},
+            opts=pulumi.ResourceOptions.merge(in_cluster, pulumi.ResourceOptions(depends_on=[node_role])))
+    for pool in cfg.node_pools:
+        NodePool(f"nodepool-{pool.name}", {"manifest": render_node_pool(pool)},
+                 opts=pulumi.ResourceOptions.merge(in_cluster,
+                                                   pulumi.ResourceOptions(depends_on=[classes[pool.node_class]])))
+
     if cfg.node_termination_handler.enabled:
         NodeTerminationHandler("node-termination-handler", {
             "config": cfg.node_termination_handler, "clusterName": name, "tags": stack_tags,
@@ -79,6 +98,8 @@ def build(cfg: StackConfig) -> None:
     pulumi.export("controllerRoleArn", iam.controller_role_arn)
     pulumi.export("karpenterVersion", karpenter.version)
     pulumi.export("interruptionQueueName", queue.queue_name if queue else None)
+    pulumi.export("nodePools", [p.name for p in cfg.node_pools])
+    pulumi.export("workloadScheduling", {p.name: scheduling_for(p) for p in cfg.node_pools})
     pulumi.export("vpcId", network.vpc_id)
     pulumi.export("privateSubnetIds", network.private_subnet_ids)
     pulumi.export("publicSubnetIds", network.public_subnet_ids)

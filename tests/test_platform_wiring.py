@@ -251,3 +251,18 @@ def test_nth_daemonset_runs_only_on_non_karpenter_spot_nodes() -> None:
         assert values["enableSqsTerminationDraining"] is False
     assert plan_stack("prod").by_type(RELEASE) and not [
         r for r in plan_stack("prod").by_type(RELEASE) if "termination" in r.name]
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_cluster_scoped_iam_children_wait_for_the_cluster(stack: str) -> None:
+    # They name the cluster as a plain string, so only an explicit edge orders them after it.
+    doc = plan_stack(stack)
+    cluster = only(doc, EKS).urn
+    for type_ in ("aws:eks/accessEntry:AccessEntry", "aws:eks/podIdentityAssociation:PodIdentityAssociation"):
+        assert cluster in only(doc, type_).dependencies
+
+
+def test_nth_release_waits_for_the_node_groups() -> None:
+    doc = plan_stack("dev")
+    release = only(doc, RELEASE, "node-termination-handler-release")
+    assert all(g.urn in release.dependencies for g in doc.by_type(MNG))

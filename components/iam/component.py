@@ -9,6 +9,7 @@ from typing import Literal, TypedDict
 import pulumi
 import pulumi_aws as aws
 
+from components._wiring import child_options
 from components.iam.policy import (
     NODE_MANAGED_POLICIES,
     PolicyScope,
@@ -121,7 +122,9 @@ class KarpenterIam(pulumi.ComponentResource):
     def __init__(self, name: str, args: KarpenterIamArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("eks-karpenter:index:KarpenterIam", name, None, opts)
         cluster, region = args["clusterName"], args["region"]
-        child = pulumi.ResourceOptions(parent=self)
+        # The access entry and the Pod Identity association name the cluster as a string: they must still wait
+        # for it, so the component's depends_on (the cluster) is passed down.
+        child = child_options(self, opts)
         account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
 
         if args["identity"] == "podIdentity":

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import versions
+from components._wiring import child_options
 from components.karpenter.config import KarpenterConfig
 from components.karpenter.values import controller_values, crd_values
 
@@ -54,7 +55,7 @@ class Karpenter(pulumi.ComponentResource):
             values=crd_values(),
             # CRDs are cluster-scoped and hold every NodePool: a failed upgrade must roll back, not half-apply.
             atomic=True,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args["dependsOn"])),
+            opts=child_options(self, opts, *args["dependsOn"]),
         )
         values = pulumi.Output.all(args["clusterEndpoint"], args["interruptionQueueName"],
                                    args["controllerRoleArn"]).apply(
@@ -70,7 +71,7 @@ class Karpenter(pulumi.ComponentResource):
             skip_crds=True,
             values=values,
             atomic=True,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, *args["dependsOn"]]),
+            opts=child_options(self, opts, crds, *args["dependsOn"]),
         )
         self.version = pulumi.Output.from_input(cfg.version)
         self.register_outputs({"version": self.version})

@@ -13,6 +13,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components import versions
+from components._wiring import child_options
 from components.interruption.events import QUEUE_RETENTION_SECONDS, queue_policy
 from components.nth.config import NthConfig
 from components.nth.rules import (
@@ -84,7 +85,7 @@ class NodeTerminationHandler(pulumi.ComponentResource):
                                                                or args.get("oidcIssuer") is None):
             raise ValueError("NodeTerminationHandler: identity irsa needs oidcProviderArn and oidcIssuer")
         super().__init__("eks-karpenter:index:NodeTerminationHandler", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = child_options(self, opts)
         cluster, tags = args["clusterName"], args["tags"]
 
         none: pulumi.Output[str | None] = pulumi.Output.from_input(None)
@@ -108,7 +109,7 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             namespace=cfg.namespace,
             create_namespace=cfg.namespace != "kube-system",
             values=values,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on))
+            opts=child_options(self, opts, *depends_on))
 
         self.release_name = release.name.apply(lambda n: n or RELEASE_NAME)
         self.namespace = release.namespace.apply(lambda n: n or cfg.namespace)
