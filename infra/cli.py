@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pulumi
 
-from infra.engine import PlanError, plan_program
+from infra.engine import PlanDocument, PlanError, plan_program
 from infra.engine.render import render_markdown, render_tree, write_artifacts
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +26,23 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--out", type=Path, help="also write manifests, Helm values and IAM documents here")
 
     sub.add_parser("schema", help="print the JSON Schema of a stack file")
+
+    diff = sub.add_parser("diff", help="compare two plans: two `plan --format json` files, or a stack at a git ref "
+                                       "with the working tree; prints Markdown")
+    diff.add_argument("files", nargs="*", type=Path, metavar="PLAN.json",
+                      help="OLD and NEW: two `plan --format json` outputs of one stack")
+    diff.add_argument("--base", metavar="REF", help="git ref to compare the working tree with (e.g. origin/main)")
+    diff.add_argument("--stack", help="stack to plan on both sides (with --base)")
+    diff.add_argument("--program", type=Path, default=REPO_ROOT, help="Pulumi project folder (default: this repo)")
+
+    legacy = sub.add_parser("import-legacy", help="convert Karpenter v1alpha5 Provisioners and v1alpha1 "
+                                                  "AWSNodeTemplates to stack config or v1 manifests")
+    legacy.add_argument("files", nargs="+", type=Path, metavar="FILE", help="YAML files (multi-document; - = stdin)")
+    legacy.add_argument("--format", choices=("config", "manifests"), default="config",
+                        help="config: eks-karpenter:nodePools/nodeClasses for a stack file (default); "
+                             "manifests: v1 NodePool and EC2NodeClass YAML")
+    legacy.add_argument("--node-role", metavar="NAME", help="IAM role name for node classes without an "
+                                                            "instanceProfile (required for manifests then)")
     return parser
 
 
@@ -55,7 +72,79 @@ def cmd_schema(_: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"plan": cmd_plan, "schema": cmd_schema}
+def cmd_diff(args: argparse.Namespace) -> int:
+    from infra.engine.baseline import plan_at_ref, plan_in_tree
+    from infra.engine.diff import diff_plans, render_diff_markdown
+
+    if args.base is not None:
+        if args.files or not args.stack:
+            raise PlanError("diff --base REF needs --stack and no files")
+        # Base first: a bad ref fails fast, before the working tree is planned.
+        old = plan_at_ref(args.program, args.stack, args.base)
+        try:
+            new = plan_in_tree(args.program, args.stack)
+        except (PlanError, pulumi.RunError):
+            raise
+        except Exception as exc:  # the working tree's code failed: one line, like the base side
+            raise PlanError(f"planning stack {args.stack!r} in {args.program} failed: "
+                            f"{type(exc).__name__}: {exc}") from None
+    elif len(args.files) == 2 and args.stack is None:
+        old, new = (_read_plan(path) for path in args.files)
+    else:
+        raise PlanError("diff needs two plan files (OLD.json NEW.json) or --base REF --stack STACK")
+    sys.stdout.write(render_diff_markdown(diff_plans(old, new)))
+    return 0
+
+
+def _read_plan(path: Path) -> PlanDocument:
+    try:
+        return PlanDocument.from_json(path.read_text())
+    except OSError as exc:
+        raise PlanError(f"{path}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise PlanError(f"{path}: not a `plan --format json` document ({exc})") from None
+
+
+def cmd_import_legacy(args: argparse.Namespace) -> int:
+    from components.migrate import (
+        Doc,
+        LegacyImportError,
+        convert_documents,
+        parse_documents,
+        render_config,
+        render_manifests,
+    )
+
+    try:
+        docs: list[Doc] = []
+        problems: list[str] = []
+        for path in args.files:
+            try:
+                text = sys.stdin.read() if str(path) == "-" else path.read_text()
+                docs += parse_documents(str(path), text)
+            except OSError as exc:
+                problems.append(f"{path}: {exc.strerror}")
+            except UnicodeDecodeError:
+                problems.append(f"{path}: not UTF-8 text")
+            except LegacyImportError as exc:
+                problems += exc.problems
+        if problems:
+            raise LegacyImportError(problems)
+        conversion = convert_documents(docs)
+        if args.format == "manifests":
+            out = render_manifests(conversion.manifests(args.node_role))
+        else:
+            out = render_config(conversion, [str(p) for p in args.files], args.node_role)
+    except LegacyImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for note in conversion.notes:
+        print(f"note: {note}", file=sys.stderr)
+    sys.stdout.write(out)
+    return 0
+
+
+COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "diff": cmd_diff, "import-legacy": cmd_import_legacy}
 
 
 def main(argv: list[str] | None = None) -> int:

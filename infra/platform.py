@@ -63,8 +63,8 @@ def build(cfg: StackConfig) -> None:
         "controllerRoleArn": iam.controller_role_arn, "dependsOn": [*cluster.ready, iam],
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
-    # Classes and pools need the CRDs and a running controller; destroy removes them first, while it still runs.
-    in_cluster = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[karpenter.controller])
+    # Classes and pools belong to the Karpenter layer and need its CRDs and a running controller; destroy removes
+    # them first, while the controller still runs to drain and terminate their nodes.
     node_role_name = iam_name(name, "karpenter-node")  # NodeRole's explicit name: known before the role exists
     classes: dict[str, NodeClass] = {}
     for node_class in cfg.node_classes:
@@ -73,11 +73,11 @@ def build(cfg: StackConfig) -> None:
         classes[node_class.name] = NodeClass(
             f"nodeclass-{node_class.name}",
             {"manifest": render_node_class(node_class, name, node_role_name, stack_tags)},
-            opts=pulumi.ResourceOptions.merge(in_cluster, pulumi.ResourceOptions(depends_on=[node_role])))
+            opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[karpenter.controller, node_role]))
     for pool in cfg.node_pools:
         NodePool(f"nodepool-{pool.name}", {"manifest": render_node_pool(pool)},
-                 opts=pulumi.ResourceOptions.merge(in_cluster,
-                                                   pulumi.ResourceOptions(depends_on=[classes[pool.node_class]])))
+                 opts=pulumi.ResourceOptions(parent=karpenter,
+                                             depends_on=[karpenter.controller, classes[pool.node_class]]))
 
     if cfg.node_termination_handler.enabled:
         NodeTerminationHandler("node-termination-handler", {

@@ -790,31 +790,35 @@ def run_component(build: Callable[[], Any]) -> list[PlannedResource]:
     return monitor.planned
 
 
-def test_components_create_one_custom_resource_each() -> None:
-    outputs: dict[str, Any] = {}
+def test_node_class_and_pool_are_one_custom_resource_each() -> None:
     class_manifest = render_class(node_class())
     pool_manifest = render_node_pool(pool(nodeClass="default"))
+    refs: dict[str, str] = {}
 
     def build() -> Any:
         nc = NodeClass("nodeclass-default", {"manifest": class_manifest})
         np = NodePool("nodepool-general", {"manifest": pool_manifest})
-        return pulumi.Output.all(nc.name, np.name, np.node_class).apply(
-            lambda v: outputs.update(nc=v[0], np=v[1], ref=v[2]))
+        refs.update(nc=nc.object_name, np=np.object_name, ref=np.node_class)
+        return pulumi.Output.all(nc.urn, np.urn)
 
     planned = run_component(build)
-    components = {r.type: r for r in planned if not r.custom}
-    assert set(components) == {"eks-karpenter:index:NodeClass", "eks-karpenter:index:NodePool"}
-    children = [r for r in planned if r.custom]
-    assert len(children) == 2
-    by_kind = {r.inputs["kind"]: r for r in children}
-    for kind, manifest, token in (("EC2NodeClass", class_manifest, "eks-karpenter:index:NodeClass"),
-                                  ("NodePool", pool_manifest, "eks-karpenter:index:NodePool")):
-        child = by_kind[kind]
-        assert child.parent == components[token].urn
-        assert child.inputs["apiVersion"] == manifest["apiVersion"]
-        assert child.inputs["spec"] == manifest["spec"]
-        assert child.inputs["metadata"]["name"] == manifest["metadata"]["name"]
-    assert outputs == {"nc": "default", "np": "general", "ref": "default"}
+    assert all(r.custom for r in planned) and len(planned) == 2  # no wrapper component per object
+    by_kind = {r.inputs["kind"]: r for r in planned}
+    for kind, manifest, token in (("EC2NodeClass", class_manifest, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"),
+                                  ("NodePool", pool_manifest, "kubernetes:karpenter.sh/v1:NodePool")):
+        resource = by_kind[kind]
+        assert resource.type == token
+        assert resource.inputs["apiVersion"] == manifest["apiVersion"]
+        assert resource.inputs["spec"] == manifest["spec"]
+        assert resource.inputs["metadata"]["name"] == manifest["metadata"]["name"]
+    assert refs == {"nc": "default", "np": "general", "ref": "default"}
+
+
+def test_node_class_and_pool_refuse_the_wrong_manifest() -> None:
+    with pytest.raises(ValueError, match=r"expected a karpenter\.sh/v1 NodePool manifest"):
+        NodePool("x", {"manifest": render_class(node_class())})
+    with pytest.raises(ValueError, match=r"expected a karpenter\.k8s\.aws/v1 EC2NodeClass manifest"):
+        NodeClass("x", {"manifest": render_node_pool(pool(nodeClass="default"))})
 
 
 # --- equivalence with the CRDs -------------------------------------------------------------------------------------

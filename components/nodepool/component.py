@@ -1,6 +1,8 @@
-"""NodeClass and NodePool components: one Karpenter custom resource each, from a manifest rendered by manifests.py.
+"""NodeClass and NodePool resources: one Karpenter custom resource each, from a manifest rendered by manifests.py.
 
-The Kubernetes provider and the dependency on the Karpenter install (its CRDs) come from the caller's `opts`.
+They are typed `CustomResource`s rather than components wrapping one: a platform may hold hundreds of pools, and
+a wrapper would double the registrations (and the preview time) per pool for no extra resource. The Kubernetes
+provider and the dependency on the Karpenter install (its CRDs and controller) come from the caller's `opts`.
 """
 
 from __future__ import annotations
@@ -10,61 +12,48 @@ from typing import Any, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components._wiring import child_options
-
 
 class NodeClassArgs(TypedDict):
-    """Inputs of the NodeClass component."""
+    """Inputs of NodeClass."""
 
     manifest: dict[str, Any]
     """The EC2NodeClass manifest (`manifests.render_node_class`)."""
 
 
 class NodePoolArgs(TypedDict):
-    """Inputs of the NodePool component."""
+    """Inputs of NodePool."""
 
     manifest: dict[str, Any]
     """The NodePool manifest (`manifests.render_node_pool`)."""
 
 
-def _custom_resource(parent: pulumi.Resource, name: str, manifest: dict[str, Any],
-                     opts: pulumi.ResourceOptions | None) -> pulumi.Output[str]:
-    """Create the resource; return its object name as an output that depends on it (known at preview time)."""
-    resource = k8s.apiextensions.CustomResource(
-        name,
-        api_version=manifest["apiVersion"],
-        kind=manifest["kind"],
-        metadata=manifest["metadata"],
-        spec=manifest["spec"],
-        opts=child_options(parent, opts),
-    )
-    object_name = str(manifest["metadata"]["name"])
-    return resource.urn.apply(lambda _: object_name)
+def _check(manifest: dict[str, Any], api_version: str, kind: str) -> None:
+    if (manifest.get("apiVersion"), manifest.get("kind")) != (api_version, kind):
+        raise ValueError(f"expected a {api_version} {kind} manifest, got {manifest.get('apiVersion')} "
+                         f"{manifest.get('kind')}")
 
 
-class NodeClass(pulumi.ComponentResource):
+class NodeClass(k8s.apiextensions.CustomResource):
     """A Karpenter EC2NodeClass (`karpenter.k8s.aws/v1`): AMI, subnets, security groups, node IAM, disks."""
 
-    name: pulumi.Output[str]
-    """The EC2NodeClass name (what NodePools reference)."""
-
     def __init__(self, name: str, args: NodeClassArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("eks-karpenter:index:NodeClass", name, None, opts)
-        self.name = _custom_resource(self, name, args["manifest"], opts)
-        self.register_outputs({"name": self.name})
+        manifest = args["manifest"]
+        _check(manifest, "karpenter.k8s.aws/v1", "EC2NodeClass")
+        super().__init__(name, api_version=manifest["apiVersion"], kind=manifest["kind"],
+                         metadata=manifest["metadata"], spec=manifest["spec"], opts=opts)
+        self.object_name: str = str(manifest["metadata"]["name"])
+        """The EC2NodeClass name (what NodePools reference)."""
 
 
-class NodePool(pulumi.ComponentResource):
+class NodePool(k8s.apiextensions.CustomResource):
     """A Karpenter NodePool (`karpenter.sh/v1`): which instances Karpenter may launch, and when it removes them."""
 
-    name: pulumi.Output[str]
-    """The NodePool name (the `karpenter.sh/nodepool` label of its nodes)."""
-    node_class: pulumi.Output[str]
-    """The EC2NodeClass the pool's nodes use."""
-
     def __init__(self, name: str, args: NodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("eks-karpenter:index:NodePool", name, None, opts)
         manifest = args["manifest"]
-        self.name = _custom_resource(self, name, manifest, opts)
-        self.node_class = pulumi.Output.from_input(str(manifest["spec"]["template"]["spec"]["nodeClassRef"]["name"]))
-        self.register_outputs({"name": self.name, "nodeClass": self.node_class})
+        _check(manifest, "karpenter.sh/v1", "NodePool")
+        super().__init__(name, api_version=manifest["apiVersion"], kind=manifest["kind"],
+                         metadata=manifest["metadata"], spec=manifest["spec"], opts=opts)
+        self.object_name: str = str(manifest["metadata"]["name"])
+        """The NodePool name (the `karpenter.sh/nodepool` label of its nodes)."""
+        self.node_class: str = str(manifest["spec"]["template"]["spec"]["nodeClassRef"]["name"])
+        """The EC2NodeClass the pool's nodes use."""
