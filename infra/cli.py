@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pulumi
 
-from infra.engine import PlanDocument, PlanError, plan_program
+from infra.engine import PlanDocument, PlanError, plan_with_references
+from infra.engine.mocks import PlanReferenceError
 from infra.engine.render import render_markdown, render_tree, write_artifacts
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -22,7 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     plan = sub.add_parser("plan", help="run the program offline under Pulumi's mock runtime")
     plan.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
     plan.add_argument("--program", type=Path, default=REPO_ROOT, help="Pulumi project folder (default: this repo)")
-    plan.add_argument("--format", choices=("tree", "json", "markdown", "mermaid"), default="tree")
+    plan.add_argument("--format", choices=("tree", "json", "markdown", "mermaid", "urns"), default="tree",
+                      help="urns: the sorted URNs, one per line (the golden files in tests/golden/)")
     plan.add_argument("--out", type=Path, help="also write manifests, Helm values and IAM documents here")
 
     sub.add_parser("schema", help="print the JSON Schema of a stack file")
@@ -47,11 +49,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    doc = plan_program(args.program, args.stack)
+    # References to this project's own stacks are answered with their offline plans' outputs.
+    doc = plan_with_references(args.program, args.stack, REPO_ROOT)
     if args.format == "json":
         text = doc.to_json()
     elif args.format == "markdown":
         text = render_markdown(doc)
+    elif args.format == "urns":
+        text = "".join(f"{urn}\n" for urn in sorted(r.urn for r in doc.resources))
     elif args.format == "mermaid":
         from infra.engine.mermaid import render_mermaid
 
@@ -151,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (pulumi.RunError, PlanError) as exc:
+    except (pulumi.RunError, PlanError, PlanReferenceError) as exc:
         # Config errors are for people: the message names the file and key; a traceback would bury it.
         print(f"error: {exc}", file=sys.stderr)
         return 1

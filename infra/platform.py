@@ -15,6 +15,7 @@ from components.cluster import Cluster
 from components.iam import KarpenterIam, NodeRole, iam_name
 from components.interruption import InterruptionQueue
 from components.karpenter import Karpenter
+from components.karpenter.fargate import KarpenterFargateProfile
 from components.network import Network
 from components.nodepool import NodeClass, NodePool, render_node_class, render_node_pool, scheduling_for, warnings_for
 from components.nth import NodeTerminationHandler
@@ -57,10 +58,16 @@ def build(cfg: StackConfig) -> None:
         "createSpotServiceLinkedRole": kcfg.spot_service_linked_role == "create", "tags": stack_tags,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster]))
 
+    controller_needs: list[pulumi.Resource] = [*cluster.ready, iam]
+    if kcfg.controller_on_fargate:
+        controller_needs.append(KarpenterFargateProfile("karpenter-fargate", {
+            "clusterName": name, "region": cfg.region, "namespace": kcfg.namespace, "subnetIds": private_subnets,
+            "tags": stack_tags}, opts=pulumi.ResourceOptions(depends_on=[cluster])))
+
     karpenter = Karpenter("karpenter", {
         "config": kcfg, "clusterName": name, "clusterEndpoint": cluster.endpoint,
         "interruptionQueueName": queue.queue_name if queue else None,
-        "controllerRoleArn": iam.controller_role_arn, "dependsOn": [*cluster.ready, iam],
+        "controllerRoleArn": iam.controller_role_arn, "dependsOn": controller_needs,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
     # Classes and pools belong to the Karpenter layer and need its CRDs and a running controller; destroy removes

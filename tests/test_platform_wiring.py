@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from components import versions
 from components.cluster.plan import SYSTEM_LABEL_KEY
 from components.interruption import INTERRUPTION_EVENTS
 from infra.engine import PlanDocument, PlannedResource
-from tests.conftest import plan_stack
+from tests.conftest import plan_config, plan_stack, stack_config
 
 EKS = "eks:index:Cluster"
 MNG = "eks:index:ManagedNodeGroup"
@@ -266,3 +267,29 @@ def test_nth_release_waits_for_the_node_groups() -> None:
     doc = plan_stack("dev")
     release = only(doc, RELEASE, "node-termination-handler-release")
     assert all(g.urn in release.dependencies for g in doc.by_type(MNG))
+
+
+def test_controller_on_fargate_gets_a_profile_and_irsa(tmp_path: Path) -> None:
+    cfg = stack_config("dev")
+    cfg["eks-karpenter:karpenter"] = {"identity": "irsa", "controllerOnFargate": True}
+    result = plan_config(cfg, tmp_path, stack="fargate")
+    assert result.error is None, result.error
+    doc = result.document
+    profile = only(doc, "aws:eks/fargateProfile:FargateProfile").inputs
+    assert profile["selectors"] == [{"namespace": "kube-system", "labels": {
+        "app.kubernetes.io/name": "karpenter", "app.kubernetes.io/instance": "karpenter"}}]
+    assert profile["subnetIds"] == [doc.outputs["privateSubnetIds"][z] for z in sorted(doc.outputs["privateSubnetIds"])]
+    execution = json.loads(only(doc, ROLE, "karpenter-fargate-pod-execution").inputs["assumeRolePolicy"])
+    assert execution["Statement"][0]["Principal"] == {"Service": "eks-fargate-pods.amazonaws.com"}
+    assert execution["Statement"][0]["Condition"]["ArnLike"]["aws:SourceArn"].endswith(
+        ":fargateprofile/dev-karpenter/*")
+    # IRSA instead of Pod Identity; the release waits for the profile
+    assert doc.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
+    trust = json.loads(only(doc, ROLE, "karpenter-iam-controller").inputs["assumeRolePolicy"])["Statement"][0]
+    assert trust["Action"] == "sts:AssumeRoleWithWebIdentity"
+    controller = only(doc, RELEASE, "karpenter-controller")
+    assert doc.get("aws:eks/fargateProfile:FargateProfile", "karpenter-fargate").urn in controller.dependencies
+    values = controller.inputs["values"]
+    assert values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"] == doc.outputs["controllerRoleArn"]
+    terms = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert all(e["key"] != "node-role/system" for t in terms for e in t["matchExpressions"])

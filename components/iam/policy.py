@@ -405,6 +405,24 @@ def node_trust_policy(partition: str) -> dict[str, Any]:
     }
 
 
+def fargate_pod_execution_trust_policy(partition: str, region: str, account_id: str,
+                                       cluster_name: str) -> dict[str, Any]:
+    """Trust policy of a Fargate pod execution role, limited to this cluster's Fargate profiles (confused-deputy
+    protection through `aws:SourceArn`)."""
+    return {
+        "Version": POLICY_VERSION,
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "eks-fargate-pods.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+                "Condition": {"ArnLike": {
+                    "aws:SourceArn": f"arn:{partition}:eks:{region}:{account_id}:fargateprofile/{cluster_name}/*"}},
+            }
+        ],
+    }
+
+
 def pod_identity_trust_policy() -> dict[str, Any]:
     """Trust policy of a role used through EKS Pod Identity (the agent also tags the session)."""
     return {

@@ -13,6 +13,10 @@ from components._wiring import child_options
 from components.karpenter.config import KarpenterConfig
 from components.karpenter.values import controller_values, crd_values
 
+CONTROLLER_RELEASE = "karpenter"
+"""Helm release name of the controller: part of its pods' labels (`app.kubernetes.io/instance`)."""
+CRD_RELEASE = "karpenter-crd"
+
 
 class KarpenterArgs(TypedDict):
     """Inputs of the Karpenter component."""
@@ -48,7 +52,7 @@ class Karpenter(pulumi.ComponentResource):
         cfg = args["config"]
         crds = k8s.helm.v3.Release(
             f"{name}-crd",
-            name="karpenter-crd",
+            name=CRD_RELEASE,
             chart=versions.KARPENTER_CRD_CHART,
             version=cfg.version,
             namespace=cfg.namespace,
@@ -64,7 +68,7 @@ class Karpenter(pulumi.ComponentResource):
                                         irsa_role_arn=a[2] if cfg.identity == "irsa" else None))
         self.controller = k8s.helm.v3.Release(
             f"{name}-controller",
-            name="karpenter",
+            name=CONTROLLER_RELEASE,
             chart=versions.KARPENTER_CHART,
             version=cfg.version,
             namespace=cfg.namespace,

@@ -7,10 +7,14 @@ provider and the dependency on the Karpenter install (its CRDs and controller) c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
+
+from components.nodepool.config import NodeClassConfig
+from components.nodepool.manifests import render_node_class
 
 
 class NodeClassArgs(TypedDict):
@@ -43,6 +47,20 @@ class NodeClass(k8s.apiextensions.CustomResource):
                          metadata=manifest["metadata"], spec=manifest["spec"], opts=opts)
         self.object_name: str = str(manifest["metadata"]["name"])
         """The EC2NodeClass name (what NodePools reference)."""
+
+    @classmethod
+    def from_config(cls, name: str, config: NodeClassConfig, *, cluster_name: pulumi.Input[str],
+                    node_role_name: pulumi.Input[str], tags: Mapping[str, str],
+                    opts: pulumi.ResourceOptions | None = None) -> NodeClass:
+        """A NodeClass for a cluster known only as outputs (another stack's, through a StackReference).
+
+        Only the spec depends on the cluster and the node role; the object's identity does not, so it is
+        rendered with placeholders and the spec is rendered again once the outputs are known.
+        """
+        static = render_node_class(config, "placeholder", "placeholder", tags)
+        spec = pulumi.Output.all(cluster_name, node_role_name).apply(
+            lambda a: render_node_class(config, str(a[0]), str(a[1]), tags)["spec"])
+        return cls(name, {"manifest": {**static, "spec": spec}}, opts)
 
 
 class NodePool(k8s.apiextensions.CustomResource):

@@ -238,7 +238,26 @@ def _options(request: Any) -> dict[str, Any]:
         opts["provider"] = request.provider.split("::")[0]
     if request.version:
         opts["version"] = request.version
+    aliases = sorted({*request.aliasURNs, *(_alias_urn(request, a) for a in request.aliases)})
+    if aliases:
+        opts["aliases"] = aliases
     return opts
+
+
+def _alias_urn(request: Any, alias: Any) -> str:
+    """The old URN an alias names, resolved like the engine does (unset parts default to the resource's own)."""
+    if alias.urn:
+        return str(alias.urn)
+    spec = alias.spec
+    name = spec.name or request.name
+    type_ = spec.type or request.type
+    stack = spec.stack or pulumi.get_stack()
+    project = spec.project or pulumi.get_project()
+    parent = "" if spec.noParent else (spec.parentUrn or request.parent)
+    chain = type_
+    if parent and "::pulumi:pulumi:Stack::" not in parent:
+        chain = f"{parent.split('::')[2]}${type_}"
+    return f"urn:pulumi:{stack}::{project}::{chain}::{name}"
 
 
 SECRET_PLACEHOLDER = "[secret]"

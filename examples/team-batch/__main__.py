@@ -1,0 +1,98 @@
+"""A consumer of eks-karpenter: a team adds its own NodePool + EC2NodeClass and a Deployment pinned to it, on a
+cluster another stack (the platform) owns. It reads the platform through a StackReference and uses the
+library's typed config, rendering and workload helpers, so its objects pass the same rules as the platform's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from components import (
+    ConfigError,
+    Issue,
+    NodeClass,
+    NodeClassConfig,
+    NodePool,
+    NodePoolConfig,
+    render_node_pool,
+    scheduling_for,
+    validate_node_config,
+)
+from components._model import issues_from_validation_error
+
+config = pulumi.Config()
+SOURCE = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
+PROJECT = pulumi.get_project()
+
+
+class Workload(BaseModel):
+    """The team's Deployment."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+    image: str
+    replicas: int = Field(2, ge=1, le=100)
+    cpu: str = "500m"
+    memory: str = "1Gi"
+
+
+def load() -> tuple[str, NodeClassConfig, NodePoolConfig, Workload]:
+    """Validate the team's config before anything is registered: one error naming the file and keys."""
+    issues: list[Issue] = []
+    parsed: dict[str, Any] = {}
+    for key, model in (("nodeClass", NodeClassConfig), ("nodePool", NodePoolConfig), ("workload", Workload)):
+        try:
+            parsed[key] = model.model_validate(config.require_object(key))
+        except ValidationError as err:
+            issues += issues_from_validation_error(err, (f"{PROJECT}:{key}",))
+    if not issues:
+        # Zones are the platform's (every zone allowed); the platform runs Karpenter's interruption queue.
+        issues += validate_node_config([parsed["nodePool"]], [parsed["nodeClass"]], zones=[],
+                                       interruption_handled=True, at_pools=(f"{PROJECT}:nodePool",),
+                                       at_classes=(f"{PROJECT}:nodeClass",))
+    if issues:
+        raise ConfigError(SOURCE, issues)
+    return config.require("team"), parsed["nodeClass"], parsed["nodePool"], parsed["workload"]
+
+
+team, node_class_cfg, pool_cfg, workload = load()
+platform = pulumi.StackReference(config.require("platformStack"))
+provider = k8s.Provider("platform", kubeconfig=platform.require_output("kubeconfig"))
+in_cluster = pulumi.ResourceOptions(provider=provider)
+
+node_class = NodeClass.from_config(
+    f"{team}-class", node_class_cfg, cluster_name=platform.require_output("clusterName"),
+    node_role_name=platform.require_output("nodeRoleName"), tags={"team": team}, opts=in_cluster)
+pool = NodePool(f"{team}-pool", {"manifest": render_node_pool(pool_cfg)},
+                opts=pulumi.ResourceOptions(provider=provider, depends_on=[node_class]))
+
+labels = {"app.kubernetes.io/name": workload.name, "team": team}
+k8s.apps.v1.Deployment(
+    workload.name,
+    metadata={"name": workload.name, "namespace": "default", "labels": labels},
+    spec={
+        "replicas": workload.replicas,
+        "selector": {"matchLabels": labels},
+        "template": {
+            "metadata": {"labels": labels},
+            "spec": {
+                # nodeSelector, tolerations and affinity that land these pods on the team's pool only
+                **scheduling_for(pool_cfg),
+                "containers": [{
+                    "name": workload.name,
+                    "image": workload.image,
+                    "resources": {"requests": {"cpu": workload.cpu, "memory": workload.memory},
+                                  "limits": {"memory": workload.memory}},
+                }],
+            },
+        },
+    },
+    opts=pulumi.ResourceOptions(provider=provider, depends_on=[pool]),
+)
+
+pulumi.export("nodePool", pool.object_name)
+pulumi.export("nodeClass", node_class.object_name)
+pulumi.export("scheduling", scheduling_for(pool_cfg))
