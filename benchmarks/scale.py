@@ -112,8 +112,11 @@ def main(argv: list[str] | None = None) -> int:
         per_pair = (ours["seconds"] - base["seconds"]) / n
         floor_per_pair = (floor["seconds"] - floor_base["seconds"]) / n
         invokes = (ours["invokes"] - base["invokes"]) / n
-        print(f"| {n} | {ours['seconds']:.2f} | {per_pair * 1000:.1f} ms | {floor_per_pair * 1000:.1f} ms | "
-              f"{per_pair / floor_per_pair:.2f} | {ours['rss_mb']:.0f} | {invokes:g} |")
+        # With few pairs the difference to the baseline can be smaller than run-to-run noise.
+        cost = f"{per_pair * 1000:.1f} ms" if per_pair > 0 else "below noise"
+        ratio = f"{per_pair / floor_per_pair:.2f}" if per_pair > 0 and floor_per_pair > 0 else "n/a"
+        print(f"| {n} | {ours['seconds']:.2f} | {cost} | {floor_per_pair * 1000:.1f} ms | {ratio} | "
+              f"{ours['rss_mb']:.0f} | {invokes:g} |")
     return 0
 
 

@@ -293,3 +293,30 @@ def test_controller_on_fargate_gets_a_profile_and_irsa(tmp_path: Path) -> None:
     assert values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"] == doc.outputs["controllerRoleArn"]
     terms = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert all(e["key"] != "node-role/system" for t in terms for e in t["matchExpressions"])
+
+
+def test_policy_documents_are_built_without_invokes() -> None:
+    for stack in ("dev", "prod", "brownfield"):
+        invokes = plan_stack(stack).invokes
+        assert "aws:iam/getPolicyDocument:getPolicyDocument" not in invokes
+        assert len(invokes) <= 2  # caller identity (and the existing cluster's look-up): per stack, not per pool
+
+
+def test_prod_kms_key_is_protected() -> None:
+    key = only(plan_stack("prod"), "aws:kms/key:Key")
+    assert key.options.get("protect") is True
+
+
+def test_aws_auth_mapping_only_in_explicit_compatibility_mode(tmp_path: Path) -> None:
+    assert "roleMappings" not in only(plan_stack("dev"), EKS).inputs
+    cfg = stack_config("dev")
+    cfg["eks-karpenter:cluster"].update(authenticationMode="API_AND_CONFIG_MAP", awsAuthCompatibility=True)
+    result = plan_config(cfg, tmp_path, stack="compat")
+    assert result.error is None, result.error
+    doc = result.document
+    cluster = only(doc, EKS).inputs
+    assert cluster["authenticationMode"] == "API_AND_CONFIG_MAP"
+    assert cluster["roleMappings"] == [{"roleArn": doc.outputs["nodeRoleArn"],
+                                        "username": "system:node:{{EC2PrivateDNSName}}",
+                                        "groups": ["system:bootstrappers", "system:nodes"]}]
+    assert only(doc, "aws:eks/accessEntry:AccessEntry").inputs["type"] == "EC2_LINUX"  # still there

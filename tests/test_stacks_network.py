@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import yaml
 
 from components.tags import DISCOVERY_KEY, ELB_KEY, INTERNAL_ELB_KEY
 from tests.conftest import REPO, STACKS, plan_stack
@@ -116,3 +118,25 @@ def test_exactly_one_security_group_carries_the_discovery_tag(stack: str) -> Non
         assert DISCOVERY_KEY not in tags
         assert not any(k.startswith("kubernetes.io/cluster/") for k in tags)
     assert all(not t.inputs["key"].startswith("kubernetes.io/cluster/") for t in doc.by_type(TAG))
+
+
+def test_out_writes_manifests_values_and_policies(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "infra", "plan", "--stack", "prod", "--out", str(tmp_path)],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    files = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
+    assert {"kubernetes/nodepool-nodepool-general.yaml", "kubernetes/ec2nodeclass-nodeclass-default.yaml",
+            "helm/karpenter-controller.values.yaml", "iam/karpenter-iam-NodeLifecycle.json",
+            "iam/karpenter-iam-controller.trust.json"} <= files
+    pool = yaml.safe_load((tmp_path / "kubernetes/nodepool-nodepool-general.yaml").read_text())
+    assert (pool["apiVersion"], pool["kind"], pool["metadata"]["name"]) == ("karpenter.sh/v1", "NodePool", "general")
+    policy = json.loads((tmp_path / "iam/karpenter-iam-NodeLifecycle.json").read_text())
+    assert policy["Version"] == "2012-10-17" and policy["Statement"]
+
+
+def test_markdown_format_is_a_pr_comment() -> None:
+    proc = subprocess.run([sys.executable, "-m", "infra", "plan", "--stack", "dev", "--format", "markdown"],
+                          cwd=REPO, capture_output=True, text=True, check=True)
+    assert proc.stdout.startswith("### Offline plan: `eks-karpenter` / `dev`")
+    assert "| `eks-karpenter:index:Network` | 18 |" in proc.stdout
+    assert "`kubernetes:karpenter.sh/v1:NodePool` | `nodepool-general`" in proc.stdout
