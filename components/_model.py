@@ -45,7 +45,7 @@ class Issue:
     has_value: bool = True
 
     def render(self, source: str) -> str:
-        got = f" (got {_show(self.value)})" if self.has_value else " (got nothing)"
+        got = f" (got {show(self.value)})" if self.has_value else " (got nothing)"
         return f"{source}: {render_path(self.path)}: {self.message}{got}"
 
 
@@ -60,12 +60,13 @@ def render_path(path: Sequence[str | int]) -> str:
     return out
 
 
-def _show(value: Any) -> str:
+def show(value: Any, width: int = 80) -> str:
+    """A config value as it would be written in JSON, cut to `width` characters for messages."""
     try:
         text = json.dumps(value, sort_keys=True, default=str)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 class ConfigError(pulumi.RunError):

@@ -9,7 +9,6 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
-from pulumi.runtime import settings as _settings
 
 from components.interruption import (
     INTERRUPTION_EVENTS,
@@ -19,8 +18,9 @@ from components.interruption import (
     event_pattern,
     queue_policy,
 )
+from infra.engine import plan_components
 from infra.engine.document import PlannedResource
-from infra.engine.mocks import ACCOUNT_ID, CapturingMonitor, PlanMocks
+from infra.engine.mocks import ACCOUNT_ID
 from tests.conftest import UPSTREAM, requires_upstream
 
 CFN_TEMPLATE = UPSTREAM / "karpenter" / "karpenter-getting-started-cloudformation.yaml"
@@ -61,17 +61,9 @@ def cfn_resources(type_: str) -> dict[str, Any]:
 
 def run_component(build: Callable[[], pulumi.Output[Any] | None]) -> list[PlannedResource]:
     """Run `build` under the offline engine's mocks and return every registration it made."""
-    mocks = PlanMocks(region=REGION)
-    monitor = CapturingMonitor(mocks)
-    _settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(mocks, project="eks-karpenter", stack="test", preview=False, monitor=monitor)
-
-    @pulumi.runtime.test  # type: ignore[untyped-decorator]
-    def run() -> pulumi.Output[Any] | None:
-        return build()
-
-    run()
-    return monitor.planned
+    result = plan_components(build, region=REGION)
+    assert result.error is None, result.error
+    return result.document.resources
 
 
 def of_type(planned: list[PlannedResource], type_: str) -> list[PlannedResource]:

@@ -9,7 +9,6 @@ from typing import Any
 
 import pulumi
 import pytest
-from pulumi.runtime import settings as _settings
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from components import versions
@@ -29,8 +28,8 @@ from components.nodepool import (
     warnings_for,
 )
 from components.nodepool import config as C
+from infra.engine import plan_components
 from infra.engine.document import PlannedResource
-from infra.engine.mocks import CapturingMonitor, PlanMocks
 from tests.conftest import requires_upstream
 
 AT_P: Path = ("eks-karpenter:nodePools",)
@@ -777,17 +776,9 @@ def _crd_spec_keys() -> list[str]:
 # --- components under the offline engine's mocks -----------------------------------------------------------------
 
 def run_component(build: Callable[[], Any]) -> list[PlannedResource]:
-    mocks = PlanMocks(region="eu-west-1")
-    monitor = CapturingMonitor(mocks)
-    _settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(mocks, project="eks-karpenter", stack="test", preview=False, monitor=monitor)
-
-    @pulumi.runtime.test  # type: ignore[untyped-decorator]
-    def run() -> Any:
-        return build()
-
-    run()
-    return monitor.planned
+    result = plan_components(build, region="eu-west-1")
+    assert result.error is None, result.error
+    return result.document.resources
 
 
 def test_node_class_and_pool_are_one_custom_resource_each() -> None:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
 import pytest
 import yaml
-from pulumi.runtime import settings as _settings
 
 from components import versions
 from components._model import Issue
@@ -29,8 +27,9 @@ from components.nth import (
     pod_identity_trust_policy,
     validate_nth,
 )
+from infra.engine import plan_components
 from infra.engine.document import PlannedResource
-from infra.engine.mocks import ACCOUNT_ID, CapturingMonitor, PlanMocks
+from infra.engine.mocks import ACCOUNT_ID
 from tests.conftest import UPSTREAM, requires_upstream
 from tests.helm_keys import template_reads, undefined_keys, unread_keys
 
@@ -480,33 +479,12 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 TAGS = {"team": "platform", "eks-karpenter/cluster": "demo"}
 
 
-class _Collect(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(level=logging.WARNING)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
-
-
 def run_component(build: Callable[[], Any]) -> tuple[list[PlannedResource], list[str]]:
     """Run `build` under the offline engine's mocks: every registration, and the warnings logged."""
-    mocks = PlanMocks(region=REGION)
-    monitor = CapturingMonitor(mocks)
-    logger = logging.getLogger("eks-karpenter.test-nth")
-    logger.propagate = False
-    collector = _Collect()
-    logger.handlers[:] = [collector]
-    _settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(mocks, project="eks-karpenter", stack="test", preview=False, monitor=monitor,
-                             logger=logger)
-
-    @pulumi.runtime.test  # type: ignore[untyped-decorator]
-    def run() -> None:
-        build()
-
-    run()
-    return monitor.planned, collector.messages
+    result = plan_components(build, region=REGION)
+    if result.error is not None:
+        raise result.error
+    return result.document.resources, result.document.warnings
 
 
 def nth(cfg: NthConfig, **args: Any) -> tuple[list[PlannedResource], list[str]]:

@@ -39,7 +39,7 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from components import versions
-from components._model import Issue, issues_from_validation_error
+from components._model import Issue, issues_from_validation_error, show
 from components._model import render_path as render_config_path
 from components.nodepool.config import ZONE, LabelKey, NodeClassConfig, NodePoolConfig
 from components.nodepool.rules import validate_node_config
@@ -405,11 +405,7 @@ class _Ctx:
 
 
 def _show(value: Any) -> str:
-    try:
-        text = json.dumps(value, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return show(value, width=60)
 
 
 def _provisioner_hint(key: str) -> str | None:

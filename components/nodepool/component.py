@@ -8,7 +8,7 @@ provider and the dependency on the Karpenter install (its CRDs and controller) c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, ClassVar, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -31,22 +31,30 @@ class NodePoolArgs(TypedDict):
     """The NodePool manifest (`manifests.render_node_pool`)."""
 
 
-def _check(manifest: dict[str, Any], api_version: str, kind: str) -> None:
-    if (manifest.get("apiVersion"), manifest.get("kind")) != (api_version, kind):
-        raise ValueError(f"expected a {api_version} {kind} manifest, got {manifest.get('apiVersion')} "
-                         f"{manifest.get('kind')}")
+class _KarpenterObject(k8s.apiextensions.CustomResource):
+    """One Karpenter object from its rendered manifest, refusing a manifest of another kind."""
+
+    API_VERSION: ClassVar[str]
+    KIND: ClassVar[str]
+
+    def __init__(self, name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions | None) -> None:
+        if (manifest.get("apiVersion"), manifest.get("kind")) != (self.API_VERSION, self.KIND):
+            raise ValueError(f"expected a {self.API_VERSION} {self.KIND} manifest, got {manifest.get('apiVersion')} "
+                             f"{manifest.get('kind')}")
+        super().__init__(name, api_version=self.API_VERSION, kind=self.KIND, metadata=manifest["metadata"],
+                         spec=manifest["spec"], opts=opts)
+        self.object_name: str = str(manifest["metadata"]["name"])
+        """The object's name in the cluster."""
 
 
-class NodeClass(k8s.apiextensions.CustomResource):
+class NodeClass(_KarpenterObject):
     """A Karpenter EC2NodeClass (`karpenter.k8s.aws/v1`): AMI, subnets, security groups, node IAM, disks."""
 
+    API_VERSION = "karpenter.k8s.aws/v1"
+    KIND = "EC2NodeClass"
+
     def __init__(self, name: str, args: NodeClassArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        manifest = args["manifest"]
-        _check(manifest, "karpenter.k8s.aws/v1", "EC2NodeClass")
-        super().__init__(name, api_version=manifest["apiVersion"], kind=manifest["kind"],
-                         metadata=manifest["metadata"], spec=manifest["spec"], opts=opts)
-        self.object_name: str = str(manifest["metadata"]["name"])
-        """The EC2NodeClass name (what NodePools reference)."""
+        super().__init__(name, args["manifest"], opts)
 
     @classmethod
     def from_config(cls, name: str, config: NodeClassConfig, *, cluster_name: pulumi.Input[str],
@@ -63,15 +71,13 @@ class NodeClass(k8s.apiextensions.CustomResource):
         return cls(name, {"manifest": {**static, "spec": spec}}, opts)
 
 
-class NodePool(k8s.apiextensions.CustomResource):
+class NodePool(_KarpenterObject):
     """A Karpenter NodePool (`karpenter.sh/v1`): which instances Karpenter may launch, and when it removes them."""
 
+    API_VERSION = "karpenter.sh/v1"
+    KIND = "NodePool"
+
     def __init__(self, name: str, args: NodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        manifest = args["manifest"]
-        _check(manifest, "karpenter.sh/v1", "NodePool")
-        super().__init__(name, api_version=manifest["apiVersion"], kind=manifest["kind"],
-                         metadata=manifest["metadata"], spec=manifest["spec"], opts=opts)
-        self.object_name: str = str(manifest["metadata"]["name"])
-        """The NodePool name (the `karpenter.sh/nodepool` label of its nodes)."""
-        self.node_class: str = str(manifest["spec"]["template"]["spec"]["nodeClassRef"]["name"])
+        super().__init__(name, args["manifest"], opts)
+        self.node_class: str = str(args["manifest"]["spec"]["template"]["spec"]["nodeClassRef"]["name"])
         """The EC2NodeClass the pool's nodes use."""

@@ -5,7 +5,7 @@ plan shows the inputs exactly as a provider would receive them.
 """
 
 from infra.engine.document import PlanDocument, PlannedResource
-from infra.engine.runner import PlanError, PlanResult, plan_program, plan_with_references, run_plan
+from infra.engine.runner import PlanError, PlanResult, plan_components, plan_program, plan_with_references, run_plan
 
-__all__ = ["PlanDocument", "PlanError", "PlanResult", "PlannedResource", "plan_program", "plan_with_references",
-           "run_plan"]
+__all__ = ["PlanDocument", "PlanError", "PlanResult", "PlannedResource", "plan_components", "plan_program",
+           "plan_with_references", "run_plan"]

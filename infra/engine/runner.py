@@ -9,7 +9,7 @@ import os
 import re
 import runpy
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,6 +139,30 @@ def run_plan(
     project = ProgramProject.load(root.resolve())
     config = read_stack_config(project.stack_file(stack), project.name)
     config.update(config_overrides or {})
+
+    def program() -> None:
+        runpy.run_path(str(project.main), run_name="__main__")
+
+    with _program_environment(project.root):
+        return _run_mocked(program, project.name, stack, config, invoke_results, stack_outputs)
+
+
+def plan_components(build: Callable[[], object], region: str = DEFAULT_REGION, project: str = "eks-karpenter",
+                    stack: str = "test", config: dict[str, str] | None = None) -> PlanResult:
+    """Run `build` (code that constructs components) under the same mocks as a whole program.
+
+    For unit tests of one component: what it registers, its stack of warnings, and any error it raised.
+    """
+    def run() -> object:
+        result = build()
+        # An Output the build returns is awaited, so errors inside its applies fail the run.
+        return result.future() if isinstance(result, pulumi.Output) else result
+
+    return _run_mocked(run, project, stack, {"aws:region": region, **(config or {})}, None, None)
+
+
+def _run_mocked(func: Callable[[], object], project: str, stack: str, config: dict[str, str],
+                invoke_results: dict[str, Any] | None, stack_outputs: dict[str, dict[str, Any]] | None) -> PlanResult:
     region = config.get("aws:region", DEFAULT_REGION)
     mocks = PlanMocks(region=region, invoke_results=invoke_results, stack_outputs=stack_outputs)
     monitor = CapturingMonitor(mocks)
@@ -148,25 +172,20 @@ def run_plan(
     logger.handlers[:] = [collector]
 
     _settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(mocks, project=project.name, stack=stack, preview=False, monitor=monitor,
-                             logger=logger)
-    _settings.ROOT.set(None)  # set_mocks made a root; the program run makes its own, as `pulumi up` does
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor, logger=logger)
+    _settings.ROOT.set(None)  # set_mocks made a root; the run makes its own, as `pulumi up` does
     pulumi.runtime.set_all_config(config)
 
-    def program() -> None:
-        runpy.run_path(str(project.main), run_name="__main__")
-
     error: BaseException | None = None
-    with _program_environment(project.root):
-        try:
-            _sync_await(_stack.run_pulumi_func(lambda: _stack.run_in_stack(program)))
-        except Exception as exc:
-            error = exc
-        finally:
-            _close_event_loop()
+    try:
+        _sync_await(_stack.run_pulumi_func(lambda: _stack.run_in_stack(func)))  # type: ignore[arg-type]
+    except Exception as exc:
+        error = exc
+    finally:
+        _close_event_loop()
 
     document = PlanDocument(
-        project=project.name,
+        project=project,
         stack=stack,
         # Registration order depends on task scheduling; URN order does not.
         resources=sorted(monitor.planned, key=lambda r: r.urn),
