@@ -123,12 +123,17 @@ def test_node_access_entry_is_ec2_linux_for_the_node_role(stack: str) -> None:
     assert doc.by_type("kubernetes:core/v1:ConfigMap") == []  # API mode: no aws-auth
 
 
-@pytest.mark.parametrize("stack", STACKS := ["dev", "prod", "brownfield"])
-def test_trust_policies(stack: str) -> None:
-    doc = plan_stack(stack)
-    node = only(doc, ROLE, "karpenter-node-role")
+@pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
+def test_node_trust_policy(stack: str) -> None:
+    node = only(plan_stack(stack), ROLE, "karpenter-node-role")
     trust = json.loads(node.inputs["assumeRolePolicy"])["Statement"][0]
     assert trust["Principal"] == {"Service": "ec2.amazonaws.com"}
+    assert trust["Action"] == "sts:AssumeRole"
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_pod_identity_trust(stack: str) -> None:
+    doc = plan_stack(stack)
     controller = only(doc, ROLE, "karpenter-iam-controller")
     trust = json.loads(controller.inputs["assumeRolePolicy"])["Statement"][0]
     assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
@@ -136,6 +141,20 @@ def test_trust_policies(stack: str) -> None:
     assoc = only(doc, "aws:eks/podIdentityAssociation:PodIdentityAssociation").inputs
     assert (assoc["namespace"], assoc["serviceAccount"]) == ("kube-system", "karpenter")
     assert assoc["roleArn"] == doc.outputs["controllerRoleArn"]
+
+
+def test_brownfield_controller_uses_irsa_on_the_existing_oidc_provider() -> None:
+    doc = plan_stack("brownfield")
+    assert "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider" in doc.invokes
+    assert doc.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
+    trust = json.loads(only(doc, ROLE, "karpenter-iam-controller").inputs["assumeRolePolicy"])["Statement"][0]
+    issuer = doc.outputs["oidcIssuer"]
+    assert trust["Principal"] == {"Federated": doc.outputs["oidcProviderArn"]}
+    assert trust["Action"] == "sts:AssumeRoleWithWebIdentity"
+    assert trust["Condition"]["StringEquals"] == {f"{issuer}:sub": "system:serviceaccount:kube-system:karpenter",
+                                                  f"{issuer}:aud": "sts.amazonaws.com"}
+    values = only(doc, RELEASE, "karpenter-controller").inputs["values"]
+    assert values["serviceAccount"]["annotations"] == {"eks.amazonaws.com/role-arn": doc.outputs["controllerRoleArn"]}
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
@@ -207,9 +226,9 @@ def test_karpenter_releases_values_and_order(stack: str) -> None:
     assert not settings["interruptionQueue"].startswith(("arn:", "https:"))
     # the controller waits for its identity and (for created clusters) the node groups and add-ons
     # (depends_on a component expands to its children)
-    identity = only(doc, "aws:eks/podIdentityAssociation:PodIdentityAssociation").urn
-    access = only(doc, "aws:eks/accessEntry:AccessEntry").urn
-    assert {identity, access} <= set(crd.dependencies) & set(controller.dependencies)
+    needed = {only(doc, "aws:eks/accessEntry:AccessEntry").urn,
+              *(r.urn for r in doc.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation"))}
+    assert needed <= set(crd.dependencies) & set(controller.dependencies)
     for dep in [*doc.by_type(MNG), *doc.by_type(ADDON)]:
         assert dep.urn in controller.dependencies
 
@@ -299,7 +318,8 @@ def test_policy_documents_are_built_without_invokes() -> None:
     for stack in ("dev", "prod", "brownfield"):
         invokes = plan_stack(stack).invokes
         assert "aws:iam/getPolicyDocument:getPolicyDocument" not in invokes
-        assert len(invokes) <= 2  # caller identity (and the existing cluster's look-up): per stack, not per pool
+        # per stack, not per pool: caller identity, and for an existing cluster its look-up and OIDC provider
+        assert len(invokes) <= 3
 
 
 def test_prod_kms_key_is_protected() -> None:
