@@ -23,9 +23,14 @@ KUBERNETES_VERSION = "1.34"
 SUPPORTED_KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36")
 
 AMI_ALIAS = "al2023@v20260815"
-"""Default EC2NodeClass AMI alias. Pinned: `@latest` rolls every node on each AMI release."""
+"""Default EC2NodeClass AMI alias. Pinned: `@latest` rolls every node on each AMI release. Before bumping, check the
+release exists: `aws ssm get-parameters-by-path --path /aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/`."""
 
-# EKS add-on versions, pinned per Kubernetes minor. Values are the add-on versions EKS lists for that minor.
+# EKS add-on versions, pinned per Kubernetes minor. They were chosen without access to the EKS API (this project
+# is built offline): confirm each before a first deploy, and on every bump, with
+#   aws eks describe-addon-versions --kubernetes-version <minor> --addon-name <name> \
+#     --query 'addons[].addonVersions[].addonVersion'
+# A version EKS does not offer fails `pulumi up` on the add-on, before any workload is affected.
 ADDON_VERSIONS: dict[str, dict[str, str]] = {
     "1.29": {"vpc-cni": "v1.20.4-eksbuild.1", "kube-proxy": "v1.29.15-eksbuild.11",
              "coredns": "v1.11.4-eksbuild.22", "eks-pod-identity-agent": "v1.3.9-eksbuild.3"},
