@@ -9,7 +9,7 @@ import pytest
 from infra.cli import main
 from infra.engine import PlanDocument, PlannedResource
 from infra.engine.mermaid import TIMES, render_mermaid
-from tests.conftest import STACKS, plan_stack
+from tests.conftest import REPO, STACKS, plan_stack
 
 ID = r"[A-Za-z0-9_]+"
 NODE = re.compile(rf"^\s+({ID})(\[|\(\[)\"")
@@ -101,3 +101,10 @@ def test_cli_plan_format_mermaid(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert out.startswith("flowchart TB\n") and "subgraph s_network" in out
     assert f"aws:ec2/subnet:Subnet {TIMES}4" in out
+
+
+def test_readme_diagram_is_the_dev_stack_as_planned() -> None:
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    assert block == render_mermaid(plan_stack("dev")), \
+        "regenerate: python -m infra plan --stack dev --format mermaid (into the README's mermaid block)"
