@@ -160,15 +160,11 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
 
 def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
     """JSON Schema of a stack file, for editors' YAML validation and completion."""
-    defs: dict[str, Any] = {}
+    model = StackConfig.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
+    defs: dict[str, Any] = model.get("$defs", {})
     properties: dict[str, Any] = {REGION_KEY: {"type": "string", "description": "AWS region to deploy to."}}
-    for name, field in StackConfig.model_fields.items():
-        if name == "region":
-            continue
-        annotation = StackConfig.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
-        defs.update(annotation.get("$defs", {}))
-        prop = dict(annotation["properties"][field.alias or name])
-        properties[_key(field.alias or name)] = prop
+    for section in SECTIONS:
+        properties[_key(section)] = dict(model["properties"][section])
     known = sorted(properties)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -35,8 +35,11 @@ def build(cfg: StackConfig) -> None:
     network = Network("network", {"clusterName": name, "config": cfg.network, "tags": stack_tags}, opts=stateful)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
 
+    # An explicit name: EC2NodeClasses name the role (or its instance profile) before it exists.
+    node_role_name = iam_name(name, "karpenter-node")
     node_role = NodeRole("karpenter-node-role", {
-        "clusterName": name, "region": cfg.region, "tags": stack_tags,
+        "roleName": node_role_name, "description": f"Nodes Karpenter launches for EKS cluster {name}",
+        "region": cfg.region, "tags": stack_tags,
         "additionalPolicyArns": list(kcfg.node_role.additional_policy_arns),
         "instanceProfile": kcfg.node_role.instance_profile,
     })
@@ -72,7 +75,6 @@ def build(cfg: StackConfig) -> None:
 
     # Classes and pools belong to the Karpenter layer and need its CRDs and a running controller; destroy removes
     # them first, while the controller still runs to drain and terminate their nodes.
-    node_role_name = iam_name(name, "karpenter-node")  # NodeRole's explicit name: known before the role exists
     classes: dict[str, NodeClass] = {}
     for node_class in cfg.node_classes:
         if kcfg.node_role.instance_profile and not (node_class.role or node_class.instance_profile):
@@ -101,7 +103,7 @@ def build(cfg: StackConfig) -> None:
     pulumi.export("clusterSecurityGroupId", cluster.cluster_security_group_id)
     pulumi.export("nodeRoleName", node_role.role_name)
     pulumi.export("nodeRoleArn", node_role.role_arn)
-    pulumi.export("expectedNodeRoleName", iam_name(name, "karpenter-node"))
+    pulumi.export("expectedNodeRoleName", node_role_name)
     pulumi.export("controllerRoleArn", iam.controller_role_arn)
     pulumi.export("karpenterVersion", karpenter.version)
     pulumi.export("interruptionQueueName", queue.queue_name if queue else None)

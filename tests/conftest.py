@@ -44,7 +44,3 @@ def plan_config(config: dict[str, Any], tmp_path: Path, stack: str = "bad") -> P
     }))
     (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
     return run_plan(tmp_path, stack)
-
-
-def resources_of(doc: PlanDocument, type_: str) -> list[Any]:
-    return doc.by_type(type_)

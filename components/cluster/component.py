@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 from components import tags as T
 from components.cluster import plan as P
 from components.cluster.config import ClusterConfig
-from components.iam.policy import NODE_MANAGED_POLICIES, aws_managed_policy_arn, node_trust_policy, partition_of
+from components.iam.component import NodeRole, iam_name
 
 
 class ClusterArgs(TypedDict):
@@ -131,12 +131,16 @@ class Cluster(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
 
-        role = self._managed_node_role(name, cfg.name, args["region"], tags)
+        # EKS creates the access entries of managed node groups' roles itself.
+        role = NodeRole(f"{name}-managed-nodes", {
+            "roleName": iam_name(cfg.name, "managed-nodes"), "region": args["region"], "tags": tags,
+            "description": f"EKS managed node groups of cluster {cfg.name}", "additionalPolicyArns": [],
+            "instanceProfile": False}, opts=child)
         system = eks.ManagedNodeGroup(
             f"{name}-system",
             cluster=cluster.core,
             node_group_name=f"{cfg.name}-system",
-            node_role_arn=role.arn,
+            node_role_arn=role.role_arn,
             capacity_type="ON_DEMAND",
             instance_types=list(cfg.system_node_group.instance_types),
             ami_type=cfg.system_node_group.ami_type,
@@ -157,7 +161,7 @@ class Cluster(pulumi.ComponentResource):
                 f"{name}-spot-{group.name}",
                 cluster=cluster.core,
                 node_group_name=f"{cfg.name}-{group.name}",
-                node_role_arn=role.arn,
+                node_role_arn=role.role_arn,
                 capacity_type="SPOT",
                 instance_types=list(group.instance_types),
                 subnet_ids=args["privateSubnetIds"],
@@ -182,18 +186,6 @@ class Cluster(pulumi.ComponentResource):
                 resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
                 tags=tags, opts=addon_opts))
         self.ready = [*groups, *addons]
-
-    def _managed_node_role(self, name: str, cluster: str, region: str, tags: dict[str, str]) -> aws.iam.Role:
-        """The role of the EKS managed node groups (EKS creates their access entries itself)."""
-        partition = partition_of(region)
-        role = aws.iam.Role(f"{name}-managed-nodes", name=f"{cluster}-managed-nodes"[:64],
-                            assume_role_policy=json.dumps(node_trust_policy(partition)), tags=tags,
-                            opts=pulumi.ResourceOptions(parent=self))
-        for policy in NODE_MANAGED_POLICIES:
-            aws.iam.RolePolicyAttachment(f"{name}-managed-nodes-{policy}", role=role.name,
-                                         policy_arn=aws_managed_policy_arn(partition, policy),
-                                         opts=pulumi.ResourceOptions(parent=role))
-        return role
 
     def _adopt(self, name: str, args: ClusterArgs) -> None:
         cfg, region = args["config"], args["region"]

@@ -38,8 +38,10 @@ def iam_name(*parts: str) -> str:
 class NodeRoleArgs(TypedDict):
     """Inputs of the NodeRole component."""
 
-    clusterName: str
-    """Cluster the nodes join."""
+    roleName: str
+    """Explicit role (and instance profile) name: EC2NodeClasses name the role before it exists."""
+    description: str
+    """What the nodes are, for the IAM console."""
     region: str
     """AWS region (for the partition)."""
     additionalPolicyArns: Sequence[str]
@@ -51,7 +53,8 @@ class NodeRoleArgs(TypedDict):
 
 
 class NodeRole(pulumi.ComponentResource):
-    """The IAM role Karpenter-launched nodes run as."""
+    """An EC2 node role for EKS: EC2 trust and the EKS worker, CNI, ECR-pull and SSM policies (Karpenter's nodes
+    and the managed node groups each get one)."""
 
     role_name: pulumi.Output[str]
     """Role name (EC2NodeClass `role`)."""
@@ -63,9 +66,7 @@ class NodeRole(pulumi.ComponentResource):
     def __init__(self, name: str, args: NodeRoleArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("eks-karpenter:index:NodeRole", name, None, opts)
         partition = partition_of(args["region"])
-        cluster = args["clusterName"]
-        role = aws.iam.Role(name, name=iam_name(cluster, "karpenter-node"),
-                            description=f"Nodes Karpenter launches for EKS cluster {cluster}",
+        role = aws.iam.Role(name, name=args["roleName"], description=args["description"],
                             assume_role_policy=json.dumps(node_trust_policy(partition)), tags=args["tags"],
                             opts=pulumi.ResourceOptions(parent=self))
         arns = [aws_managed_policy_arn(partition, p) for p in NODE_MANAGED_POLICIES]
@@ -74,7 +75,7 @@ class NodeRole(pulumi.ComponentResource):
                                          opts=pulumi.ResourceOptions(parent=role))
         self.instance_profile_name = None
         if args["instanceProfile"]:
-            profile = aws.iam.InstanceProfile(name, name=iam_name(cluster, "karpenter-node"), role=role.name,
+            profile = aws.iam.InstanceProfile(name, name=args["roleName"], role=role.name,
                                               tags=args["tags"], opts=pulumi.ResourceOptions(parent=self))
             self.instance_profile_name = profile.name
         self.role_name = role.name
