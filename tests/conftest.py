@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +16,39 @@ from infra.engine import PlanDocument, PlanResult, plan_program, run_plan
 
 REPO = Path(__file__).resolve().parent.parent
 STACKS = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (REPO / "stacks").glob("Pulumi.*.yaml"))
-SHARED = REPO.parent / "shared"
-UPSTREAM = SHARED / "upstream"
 
-requires_upstream = pytest.mark.skipif(
-    not UPSTREAM.is_dir(),
-    reason="needs ../shared/upstream (Karpenter's CRDs, chart values and IAM template); .ci/run provides it",
-)
+# Upstream files the tests compare against (Karpenter's CRDs and CEL rules, charts, IAM template) are never
+# committed. They come from the cache `scripts/fetch_upstream.py` fills and verifies (its marker holds the sha256
+# of the lock file it verified against), else from a `../shared/upstream/` checkout laid out the same way.
+UPSTREAM_LOCK = REPO / "scripts" / "upstream.lock.json"
+UPSTREAM_CACHE = REPO / ".upstream"
+SHARED_UPSTREAM = REPO.parent / "shared" / "upstream"
+FETCH_UPSTREAM = ".venv/bin/python scripts/fetch_upstream.py"
+
+
+def upstream_cache_verified(cache: Path = UPSTREAM_CACHE, lock: Path = UPSTREAM_LOCK) -> bool:
+    marker = cache / ".verified"
+    return marker.is_file() and marker.read_text().strip() == hashlib.sha256(lock.read_bytes()).hexdigest()
+
+
+UPSTREAM = UPSTREAM_CACHE if upstream_cache_verified() else SHARED_UPSTREAM
+
+MISSING_UPSTREAM = f"needs Karpenter's upstream files (CRDs, charts, IAM template): run `{FETCH_UPSTREAM}`"
+# CI sets this: there a missing upstream file fails the run instead of skipping the comparisons quietly.
+NO_SKIPS = "EKS_KARPENTER_NO_SKIPS"
+
+
+@pytest.fixture
+def upstream_files() -> Path:
+    """The upstream folder; skips the test when there is none (fails it when EKS_KARPENTER_NO_SKIPS=1)."""
+    if not UPSTREAM.is_dir():
+        if os.environ.get(NO_SKIPS) == "1":
+            pytest.fail(f"{MISSING_UPSTREAM} ({NO_SKIPS}=1: upstream comparisons may not be skipped)", pytrace=False)
+        pytest.skip(MISSING_UPSTREAM)
+    return UPSTREAM
+
+
+requires_upstream = pytest.mark.usefixtures("upstream_files")
 
 
 @functools.cache
