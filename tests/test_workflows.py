@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from infra.cli import _parser
-from tests.conftest import REPO, STACKS
+from tests.conftest import FETCH_UPSTREAM, NO_SKIPS, REPO, STACKS, UPSTREAM_CACHE, UPSTREAM_LOCK
 
 WORKFLOWS = REPO / ".github" / "workflows"
 FILES = ("pr.yml", "deploy.yml")
@@ -188,3 +188,30 @@ def test_ci_script_runs_the_readme_commands_verbatim() -> None:
     script = (REPO / ".ci" / "run").read_text().splitlines()
     assert setup in script
     assert test in script
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_tests_run_after_fetching_upstream_files_and_may_not_skip_them(name: str) -> None:
+    _, checks = readme_commands()
+    runners = [(job_id, job) for job_id, job in jobs(name).items()
+               if checks in [s.get("run", "").strip() for s in steps(job)]]
+    assert runners, f"{name} never runs the README's test command"
+    for job_id, job in runners:
+        order = steps(job)
+        runs = [s.get("run", "").strip() for s in order]
+        test_at, fetch_at = runs.index(checks), runs.index(FETCH_UPSTREAM)  # ValueError (a failure) if absent
+        setup_at = runs.index(readme_commands()[0])
+        assert setup_at < fetch_at < test_at, f"{name}:{job_id}: set up, fetch upstream files, then test"
+        assert order[test_at].get("env", {}).get(NO_SKIPS) == "1", f"{name}:{job_id}: upstream skips must fail here"
+        (cache_at,) = [i for i, s in enumerate(order) if str(s.get("uses", "")).startswith("actions/cache@")]
+        cache = order[cache_at]["with"]
+        assert cache_at < fetch_at, f"{name}:{job_id}: restore the cache before fetching"
+        assert cache["path"] == str(UPSTREAM_CACHE.relative_to(REPO))
+        lock = str(UPSTREAM_LOCK.relative_to(REPO))
+        assert f"hashFiles('{lock}')" in cache["key"], "a new lock file must not reuse an old cache"
+
+
+def test_the_readme_names_the_fetch_command() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert f"`{FETCH_UPSTREAM}`" in readme
+    assert NO_SKIPS in readme
