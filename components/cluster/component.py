@@ -70,8 +70,10 @@ class Cluster(pulumi.ComponentResource):
             self._adopt(name, args)
         else:
             self._create(name, args)
+        # On an adopted cluster the security group is not ours: destroy leaves the tag (Karpenter on that cluster,
+        # or a stack that re-adopts it, may still select on it). A created cluster's group goes with the cluster.
         aws.ec2.Tag(f"{name}-sg-discovery", resource_id=self.cluster_security_group_id, key=T.DISCOVERY_KEY,
-                    value=cfg.name, opts=pulumi.ResourceOptions(parent=self))
+                    value=cfg.name, opts=pulumi.ResourceOptions(parent=self, retain_on_delete=cfg.existing or None))
         self.register_outputs({
             "clusterName": self.cluster_name,
             "endpoint": self.endpoint,

@@ -46,7 +46,7 @@ class Network(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
 
         if cfg.adopting:
-            private, public = self._adopt(name, cfg, cluster, child)
+            private, public = self._adopt(name, cfg, cluster)
             self.vpc_id = pulumi.Output.from_input(str(cfg.vpc_id))
         else:
             private, public = self._create(name, cfg, cluster, tags, child)
@@ -111,9 +111,12 @@ class Network(pulumi.ComponentResource):
         return private, public
 
     def _adopt(
-        self, name: str, cfg: NetworkConfig, cluster: str, child: pulumi.ResourceOptions
+        self, name: str, cfg: NetworkConfig, cluster: str
     ) -> tuple[dict[str, pulumi.Output[str]], dict[str, pulumi.Output[str]]]:
-        # Only tags are managed on adopted subnets: deleting this stack removes the tags, never the subnets.
+        # Only tags are managed on adopted subnets, and destroy leaves them: the ELB role tags were often there
+        # before this stack (other load balancers rely on them), and a Tag resource cannot tell. The subnets and
+        # their tags outlive the stack; remove a stale `karpenter.sh/discovery` tag by hand if wanted.
+        retained = pulumi.ResourceOptions(parent=self, retain_on_delete=True)
         tiers = (("private", cfg.private_subnet_ids or {}, T.private_subnet_tags(cluster)),
                  ("public", cfg.public_subnet_ids or {}, T.public_subnet_tags()))
         ids: dict[str, dict[str, pulumi.Output[str]]] = {"private": {}, "public": {}}
@@ -121,6 +124,6 @@ class Network(pulumi.ComponentResource):
             for zone, subnet_id in sorted(subnets.items()):
                 for key, value in tier_tags.items():
                     aws.ec2.Tag(f"{name}-{tier}-{zone}-{slug(key)}", resource_id=subnet_id, key=key, value=value,
-                                opts=child)
+                                opts=retained)
                 ids[tier][zone] = pulumi.Output.from_input(subnet_id)
         return ids["private"], ids["public"]
