@@ -138,44 +138,22 @@ class Cluster(pulumi.ComponentResource):
             "roleName": iam_name(cfg.name, "managed-nodes"), "region": args["region"], "tags": tags,
             "description": f"EKS managed node groups of cluster {cfg.name}", "additionalPolicyArns": [],
             "instanceProfile": False}, opts=child)
-        system = eks.ManagedNodeGroup(
-            f"{name}-system",
-            cluster=cluster.core,
-            node_group_name=f"{cfg.name}-system",
-            node_role_arn=role.role_arn,
-            capacity_type="ON_DEMAND",
-            instance_types=list(cfg.system_node_group.instance_types),
-            ami_type=cfg.system_node_group.ami_type,
-            disk_size=cfg.system_node_group.disk_size,
-            subnet_ids=args["privateSubnetIds"],
-            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                min_size=cfg.system_node_group.min_size, desired_size=cfg.system_node_group.desired_size,
-                max_size=cfg.system_node_group.max_size),
-            labels=P.system_labels(cfg),
-            taints=[P.mng_taint(P.CRITICAL_ADDONS_TAINT)],
-            ignore_scaling_changes=True,
-            tags=tags,
-            opts=child,
-        )
+        sys_cfg = cfg.system_node_group
+        system = self._node_group(
+            name, P.SYSTEM_GROUP, cluster=cluster, cfg=cfg, role_arn=role.role_arn, capacity_type="ON_DEMAND",
+            instance_types=sys_cfg.instance_types, ami_type=sys_cfg.ami_type, disk_size=sys_cfg.disk_size,
+            hop_limit=sys_cfg.http_put_response_hop_limit, subnet_ids=args["privateSubnetIds"],
+            sizes=(sys_cfg.min_size, sys_cfg.desired_size, sys_cfg.max_size), labels=P.system_labels(cfg),
+            taints=[P.mng_taint(P.CRITICAL_ADDONS_TAINT)], tags=tags)
         groups: list[pulumi.Resource] = [system]
         for group in cfg.spot_node_groups:
-            groups.append(eks.ManagedNodeGroup(
-                f"{name}-spot-{group.name}",
-                cluster=cluster.core,
-                node_group_name=f"{cfg.name}-{group.name}",
-                node_role_arn=role.role_arn,
-                capacity_type="SPOT",
-                instance_types=list(group.instance_types),
-                subnet_ids=args["privateSubnetIds"],
-                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                    min_size=group.min_size, desired_size=group.desired_size, max_size=group.max_size),
-                labels=dict(group.labels),
-                taints=[P.mng_taint(t) for t in group.taints],
-                # Cluster Autoscaler owns the size of these groups after creation.
-                ignore_scaling_changes=True,
-                tags=tags,
-                opts=child,
-            ))
+            # Cluster Autoscaler owns the size of these groups after creation.
+            groups.append(self._node_group(
+                name, group.name, cluster=cluster, cfg=cfg, role_arn=role.role_arn, capacity_type="SPOT",
+                instance_types=group.instance_types, ami_type=group.ami_type, disk_size=group.disk_size,
+                hop_limit=group.http_put_response_hop_limit, subnet_ids=args["privateSubnetIds"],
+                sizes=(group.min_size, group.desired_size, group.max_size), labels=dict(group.labels),
+                taints=[P.mng_taint(t) for t in group.taints], tags=tags, resource=f"{name}-spot-{group.name}"))
 
         addon_opts = pulumi.ResourceOptions(parent=self, depends_on=[system])
         pinned = P.addon_versions(cfg)
@@ -188,6 +166,42 @@ class Cluster(pulumi.ComponentResource):
                 resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
                 tags=tags, opts=addon_opts))
         self.ready = [*groups, *addons]
+
+    def _node_group(self, name: str, group: str, *, cluster: eks.Cluster, cfg: ClusterConfig,
+                    role_arn: pulumi.Input[str], capacity_type: str, instance_types: Sequence[str], ami_type: str,
+                    disk_size: int, hop_limit: int, subnet_ids: pulumi.Input[Sequence[str]],
+                    sizes: tuple[int, int, int], labels: dict[str, str], taints: list[dict[str, str]],
+                    tags: dict[str, str], resource: str | None = None) -> eks.ManagedNodeGroup:
+        """A managed node group with its own launch template, named by prefix so replacements create first."""
+        resource = resource or f"{name}-{group}"
+        child = pulumi.ResourceOptions(parent=self)
+        template = aws.ec2.LaunchTemplate(
+            f"{resource}-lt", description=f"EKS managed node group {group} of cluster {cfg.name}",
+            **P.launch_template(ami_type=ami_type, disk_size=disk_size, hop_limit=hop_limit,
+                                node_name=f"{cfg.name}-{group}", tags=tags),
+            tags=tags, opts=child)
+        return eks.ManagedNodeGroup(
+            resource,
+            cluster=cluster.core,
+            node_group_name_prefix=P.node_group_name_prefix(group),
+            node_role_arn=role_arn,
+            capacity_type=capacity_type,
+            instance_types=list(instance_types),
+            ami_type=ami_type,
+            # With a launch template pulumi-eks no longer defaults the version: pin it, so a cluster upgrade
+            # rolls the group's nodes to the new version's AMI.
+            version=cfg.version,
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=template.id, version=template.latest_version.apply(str)),
+            subnet_ids=subnet_ids,
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=sizes[0], desired_size=sizes[1], max_size=sizes[2]),
+            labels=labels,
+            taints=taints,
+            ignore_scaling_changes=True,
+            tags=tags,
+            opts=child,
+        )
 
     def _adopt(self, name: str, args: ClusterArgs) -> None:
         cfg, region = args["config"], args["region"]

@@ -42,6 +42,14 @@ LogType = Literal["api", "audit", "authenticator", "controllerManager", "schedul
 DEFAULT_LOG_TYPES: tuple[LogType, ...] = ("api", "audit", "authenticator")
 
 
+AmiType = Literal["AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD", "BOTTLEROCKET_x86_64", "BOTTLEROCKET_ARM_64",
+                  "AL2_x86_64", "AL2_ARM_64"]
+"""EKS managed node group AMI types this library supports (Linux, no GPU)."""
+DEFAULT_HOP_LIMIT = 2
+"""Managed node groups keep the IMDS hop limit of EKS's default launch template: CoreDNS, the Karpenter
+controller (which reads its region from IMDS unless told) and CAS-era workloads run there today."""
+
+
 class Taint(Model):
     """A Kubernetes node taint."""
 
@@ -66,10 +74,15 @@ class SystemNodeGroupConfig(Model):
     max_size: int = Field(4, ge=2, le=100)
     """Upper bound."""
     disk_size: int = Field(50, ge=20, le=16384)
-    """Root volume GiB."""
-    ami_type: Literal["AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD", "BOTTLEROCKET_x86_64",
-                      "BOTTLEROCKET_ARM_64"] = "AL2023_x86_64_STANDARD"
-    """EKS AMI type; must match the instance types' architecture."""
+    """Root volume GiB (the data volume on Bottlerocket): an encrypted gp3 volume in the group's launch
+    template."""
+    ami_type: AmiType = "AL2023_x86_64_STANDARD"
+    """EKS AMI type; must match the instance types' architecture and exist for the cluster's Kubernetes version
+    (no AL2 AMIs from 1.33 on)."""
+    http_put_response_hop_limit: int = Field(DEFAULT_HOP_LIMIT, ge=1, le=64)
+    """IMDSv2 hop limit of the nodes (IMDSv2 is always required). 2, as EKS's own default launch template sets
+    it, lets pods on the pod network reach IMDS; 1 limits IMDS to host-network pods (set it once nothing on
+    these nodes needs IMDS: Karpenter's controller then needs its region from the environment)."""
     labels: dict[LabelKey, LabelValue] = Field(default_factory=dict)
     """Extra node labels (the group always carries `node-role/system: "true"`)."""
 
@@ -78,8 +91,9 @@ class SpotNodeGroupConfig(Model):
     """A Cluster-Autoscaler-era SPOT managed node group, for teams not yet on Karpenter (the 2021 EKS workshop
     shape). Karpenter does not manage these nodes."""
 
-    name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,37}$")]
-    """Group name suffix (lowercase, digits, dashes)."""
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,35}$")]
+    """Group name prefix within the cluster (lowercase, digits, dashes; at most 36 characters: EKS appends a
+    26-character unique suffix to the prefix, and names end at 63)."""
     instance_types: list[InstanceType] = Field(
         default_factory=lambda: ["m5.large", "m5a.large", "m5d.large", "m5n.large", "m4.large"])
     """Diversified types of the same size: more spot pools, fewer interruptions."""
@@ -94,6 +108,12 @@ class SpotNodeGroupConfig(Model):
     taints: list[Taint] = Field(
         default_factory=lambda: [Taint(key="spotInstance", value="true", effect="PreferNoSchedule")])
     """Node taints; the default steers pods that don't tolerate spot elsewhere when possible."""
+    disk_size: int = Field(20, ge=20, le=16384)
+    """Root volume GiB (the data volume on Bottlerocket), encrypted gp3; 20 is EKS's own default."""
+    ami_type: AmiType = "AL2023_x86_64_STANDARD"
+    """EKS AMI type; must match the instance types' architecture and the cluster's Kubernetes version."""
+    http_put_response_hop_limit: int = Field(DEFAULT_HOP_LIMIT, ge=1, le=64)
+    """IMDSv2 hop limit (IMDSv2 is always required); see the system node group's."""
 
 
 class ClusterConfig(Model):

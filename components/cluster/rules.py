@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from components._model import Issue, Path
+from components.cluster import plan as P
 from components.cluster.config import ClusterConfig
 
 _CREATE_ONLY = ("version", "authentication_mode", "endpoint_private_access", "endpoint_public_access",
@@ -55,6 +56,9 @@ def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issu
         spath = at + ("spotNodeGroups", i)
         if names.count(g.name) > 1:
             issues.append(Issue(spath + ("name",), "spot node group names must be unique", g.name))
+        if g.name == P.SYSTEM_GROUP:
+            issues.append(Issue(spath + ("name",), "is the system node group's name prefix; choose another",
+                                g.name))
         if not g.instance_types:
             issues.append(Issue(spath + ("instanceTypes",), "a spot group needs at least one instance type "
                                 "(several, of one size, for capacity diversity)", []))

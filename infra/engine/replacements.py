@@ -75,6 +75,27 @@ REPLACE_ON_REMOVE: dict[str, tuple[str, ...]] = {
 }
 
 
+DELETE_FIRST_WHEN_SET: dict[str, tuple[str, ...]] = {
+    # Pulumi replaces create-before-delete unless told otherwise. A fixed physical name (set in the program, not
+    # generated) cannot be held by two resources, so the providers delete the old resource first (pulumi-aws for
+    # a user-given name, pulumi-kubernetes for a user-given `metadata.name`): what it serves is down until the
+    # replacement is ready. Name prefixes (`nodeGroupNamePrefix`, `namePrefix`) generate a new name instead.
+    "eks:index:ManagedNodeGroup": ("nodeGroupName",),
+    "aws:eks/nodeGroup:NodeGroup": ("nodeGroupName",),
+    "eks:index:Cluster": ("name",),
+    "aws:eks/cluster:Cluster": ("name",),
+    "aws:iam/role:Role": ("name",),
+    "aws:iam/policy:Policy": ("name",),
+    "aws:iam/instanceProfile:InstanceProfile": ("name",),
+    "aws:sqs/queue:Queue": ("name",),
+    "aws:cloudwatch/eventRule:EventRule": ("name",),
+    "aws:cloudwatch/logGroup:LogGroup": ("name",),
+    "aws:kms/alias:Alias": ("name",),
+    "kubernetes:helm.sh/v3:Release": ("name",),
+    "kubernetes:*": ("metadata.name",),
+}
+
+
 def replacing_paths(resource_type: str, table: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """The listed paths for a type: its own entry plus every matching wildcard entry, in table order."""
     paths: list[str] = []
