@@ -110,6 +110,8 @@ class Cluster(pulumi.ComponentResource):
             endpoint_public_access=cfg.endpoint_public_access,
             public_access_cidrs=cfg.public_access_cidrs or None,
             enabled_cluster_log_types=list(cfg.log_types),
+            # Explicit: EKS's default (EXTENDED) bills extended support on a cluster left on an old minor.
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=cfg.upgrade_policy.support_type),
             encryption_config_key_arn=key_arn,
             # Node groups and security groups are ours: the EKS cluster SG is the single discovery SG.
             skip_default_node_group=True,

@@ -30,8 +30,8 @@ Cidr = Annotated[str, AfterValidator(_cidr)]
 
 def _version(value: str) -> str:
     if value not in versions.SUPPORTED_KUBERNETES_VERSIONS:
-        raise ValueError(f"Kubernetes version must be one Karpenter {versions.KARPENTER_VERSION} supports on EKS "
-                         f"standard support: {', '.join(versions.SUPPORTED_KUBERNETES_VERSIONS)}")
+        raise ValueError(f"Kubernetes version must be one Karpenter {versions.KARPENTER_VERSION} supports: "
+                         f"{', '.join(versions.SUPPORTED_KUBERNETES_VERSIONS)}")
     return value
 
 
@@ -116,6 +116,16 @@ class SpotNodeGroupConfig(Model):
     """IMDSv2 hop limit (IMDSv2 is always required); see the system node group's."""
 
 
+class UpgradePolicy(Model):
+    """What EKS does when the cluster's Kubernetes version leaves standard support (EKS's own default, when a
+    cluster sets none, is EXTENDED: a forgotten cluster silently bills extended support)."""
+
+    support_type: Literal["STANDARD", "EXTENDED"] = "STANDARD"
+    """`STANDARD`: EKS upgrades the control plane to the next minor when standard support ends; no extended
+    support charge. `EXTENDED`: the cluster may stay on its minor for up to 12 more months at six times the
+    standard hourly rate; the explicit opt-in needed to run a version that is already in extended support."""
+
+
 class ClusterConfig(Model):
     """The EKS cluster. With `existing: true` the cluster is looked up by name instead of created, and only
     Karpenter's pieces (IAM, node access, discovery tags, Helm, pools) are added to it."""
@@ -125,7 +135,10 @@ class ClusterConfig(Model):
     existing: bool = False
     """Adopt an existing cluster by name; nothing of the cluster itself is created or changed."""
     version: KubernetesVersion = versions.KUBERNETES_VERSION
-    """Kubernetes minor version, within Karpenter 1.14's support matrix."""
+    """Kubernetes minor version, within Karpenter 1.14's support matrix and, today, in EKS standard support
+    (or extended support with `upgradePolicy.supportType: EXTENDED`); see components/versions.py."""
+    upgrade_policy: UpgradePolicy = Field(default_factory=UpgradePolicy)
+    """EKS upgrade policy; `supportType: EXTENDED` opts in to extended support (and its cost)."""
     authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = "API"
     """EKS access entries only (`API`), or also the aws-auth ConfigMap (needs `awsAuthCompatibility`)."""
     aws_auth_compatibility: bool = False
