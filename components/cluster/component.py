@@ -15,6 +15,7 @@ from components import tags as T
 from components.cluster import plan as P
 from components.cluster.config import ClusterConfig
 from components.iam.component import NodeRole, iam_name
+from components.iam.policy import partition_of
 
 
 class ClusterArgs(TypedDict):
@@ -89,10 +90,23 @@ class Cluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         key_arn: pulumi.Input[str] | None = cfg.kms_key_arn
         if cfg.secrets_encryption and key_arn is None:
+            account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+            partition = partition_of(args["region"])
             key = aws.kms.Key(f"{name}-secrets", description=f"EKS secrets envelope encryption for {cfg.name}",
-                              enable_key_rotation=True, deletion_window_in_days=30, tags=tags, opts=child)
+                              policy=account.apply(lambda a: json.dumps(
+                                  P.secrets_key_policy(partition, a, args["region"]), sort_keys=True)),
+                              enable_key_rotation=True, rotation_period_in_days=365, deletion_window_in_days=30,
+                              tags=tags, opts=child)
             aws.kms.Alias(f"{name}-secrets", name=f"alias/eks/{cfg.name}", target_key_id=key.key_id, opts=child)
             key_arn = key.arn
+
+        # Created before the cluster, so EKS finds it instead of creating one that never expires. Its name is
+        # fixed by EKS: a group left by an earlier cluster of this name must be imported (docs/UPGRADING.md).
+        log_groups: list[pulumi.Resource] = []
+        if cfg.log_types:
+            log_groups.append(aws.cloudwatch.LogGroup(
+                f"{name}-control-plane-logs", name=P.control_plane_log_group(cfg.name),
+                retention_in_days=cfg.log_retention_in_days, tags=tags, opts=child))
 
         mappings = [eks.RoleMappingArgs(role_arn=arn, username="system:node:{{EC2PrivateDNSName}}",
                                         groups=["system:bootstrappers", "system:nodes"])
@@ -122,7 +136,7 @@ class Cluster(pulumi.ComponentResource):
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=False),
             deletion_protection=args["deletionProtection"],
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=log_groups),
         )
         self.cluster_name = pulumi.Output.from_input(cfg.name)
         # Endpoint and CA come from the kubeconfig pulumi-eks renders: plain data, no resource-typed outputs.

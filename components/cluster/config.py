@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from components import versions
-from components._model import Model
+from components._model import Model, RetentionDays
 
 # EKS allows 100 characters; 76 leaves room for the `-nth` suffix within SQS's 80-character queue names.
 ClusterName = Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]*$", max_length=76)]
@@ -152,6 +152,9 @@ class ClusterConfig(Model):
     """CIDR allow-list for the public endpoint."""
     log_types: list[LogType] = Field(default_factory=lambda: list(DEFAULT_LOG_TYPES))
     """Control-plane log types sent to CloudWatch Logs."""
+    log_retention_in_days: RetentionDays = 90
+    """Retention of the control-plane log group `/aws/eks/<name>/cluster`, which this stack creates before the
+    cluster (EKS would otherwise create one that never expires)."""
     secrets_encryption: bool = True
     """Envelope-encrypt Kubernetes secrets with a KMS key (created unless `kmsKeyArn` is given)."""
     kms_key_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/.+$")] | None \

@@ -61,6 +61,44 @@ def launch_template(*, ami_type: str, disk_size: int, hop_limit: int, node_name:
     }
 
 
+def control_plane_log_group(cluster_name: str) -> str:
+    """The log group EKS writes control-plane logs to (fixed by EKS)."""
+    return f"/aws/eks/{cluster_name}/cluster"
+
+
+def secrets_key_policy(partition: str, account_id: str, region: str) -> dict[str, Any]:
+    """Key policy of the secrets envelope-encryption key, explicit rather than KMS's implicit default.
+
+    The account statement is KMS's default one: it keeps the key administrable (no lockout: IAM policies of the
+    account decide who manages it). The second lets principals of this account use the key only through EKS
+    in this region, which is how the cluster role encrypts and decrypts secrets and how `CreateCluster` makes
+    its grant, so secrets encryption does not hinge on the deploying role's own KMS permissions.
+    """
+    return {
+        "Version": "2012-10-17",
+        "Id": "eks-secrets-encryption",
+        "Statement": [
+            {
+                "Sid": "EnableAccountAdministration",
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
+                "Action": "kms:*",
+                "Resource": "*",
+            },
+            {
+                "Sid": "AllowUseThroughEks",
+                "Effect": "Allow",
+                "Principal": {"AWS": "*"},
+                "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*",
+                           "kms:DescribeKey", "kms:CreateGrant", "kms:ListGrants"],
+                "Resource": "*",
+                "Condition": {"StringEquals": {"kms:CallerAccount": account_id,
+                                               "kms:ViaService": f"eks.{region}.amazonaws.com"}},
+            },
+        ],
+    }
+
+
 def system_labels(cfg: ClusterConfig) -> dict[str, str]:
     return {**cfg.system_node_group.labels, SYSTEM_LABEL_KEY: "true"}
 

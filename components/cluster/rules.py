@@ -9,9 +9,9 @@ from components._model import Issue, Path
 from components.cluster import plan as P
 from components.cluster.config import ClusterConfig
 
-_CREATE_ONLY = ("version", "upgrade_policy", "authentication_mode", "endpoint_private_access", "endpoint_public_access",
-                "public_access_cidrs", "log_types", "secrets_encryption", "kms_key_arn", "system_node_group",
-                "spot_node_groups", "addon_versions")
+_CREATE_ONLY = ("version", "upgrade_policy", "authentication_mode", "endpoint_private_access",
+                "endpoint_public_access", "public_access_cidrs", "log_types", "log_retention_in_days",
+                "secrets_encryption", "kms_key_arn", "system_node_group", "spot_node_groups", "addon_versions")
 
 
 def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issue]:

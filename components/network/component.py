@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
 from components import tags as T
-from components.network.config import NetworkConfig
+from components.network import plan as P
+from components.network.config import FlowLogsConfig, NetworkConfig
 from components.network.plan import nat_zones, plan_subnets, slug
 
 
@@ -68,6 +70,8 @@ class Network(pulumi.ComponentResource):
         vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=cfg.vpc_cidr, enable_dns_hostnames=True,
                           enable_dns_support=True, tags=T.name_tag(tags, f"{cluster}-vpc"), opts=child)
         self.vpc_id = vpc.id
+        if cfg.flow_logs.enabled:
+            self._flow_logs(name, cfg.flow_logs, cluster, vpc, tags, child)
         igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=T.name_tag(tags, f"{cluster}-igw"),
                                       opts=child)
         public_rt = aws.ec2.RouteTable(f"{name}-public", vpc_id=vpc.id,
@@ -109,6 +113,27 @@ class Network(pulumi.ComponentResource):
             aws.ec2.RouteTableAssociation(f"{name}-private-{z}", subnet_id=subnet_id, route_table_id=rt.id,
                                           opts=child)
         return private, public
+
+    def _flow_logs(self, name: str, cfg: FlowLogsConfig, cluster: str, vpc: aws.ec2.Vpc, tags: dict[str, str],
+                   child: pulumi.ResourceOptions) -> None:
+        common = {"vpc_id": vpc.id, "traffic_type": cfg.traffic_type,
+                  "max_aggregation_interval": cfg.max_aggregation_interval,
+                  "tags": T.name_tag(tags, f"{cluster}-vpc-flow-logs")}
+        if cfg.destination == "s3":
+            aws.ec2.FlowLog(f"{name}-flow-logs", log_destination_type="s3", log_destination=cfg.s3_bucket_arn,
+                            opts=child, **common)  # type: ignore[arg-type]
+            return
+        group = aws.cloudwatch.LogGroup(f"{name}-flow-logs", name=P.flow_logs_log_group(cluster),
+                                        retention_in_days=cfg.retention_in_days, tags=tags, opts=child)
+        role = aws.iam.Role(f"{name}-flow-logs", description=f"VPC flow logs of {cluster} to CloudWatch Logs",
+                            assume_role_policy=group.arn.apply(lambda a: json.dumps(P.flow_logs_trust_policy(a))),
+                            tags=tags, opts=child)
+        write = aws.iam.RolePolicy(f"{name}-flow-logs", role=role.id,
+                                   policy=group.arn.apply(lambda a: json.dumps(P.flow_logs_write_policy(a))),
+                                   opts=child)
+        aws.ec2.FlowLog(f"{name}-flow-logs", log_destination_type="cloud-watch-logs", log_destination=group.arn,
+                        iam_role_arn=role.arn, opts=pulumi.ResourceOptions(parent=self, depends_on=[write]),
+                        **common)  # type: ignore[arg-type]
 
     def _adopt(
         self, name: str, cfg: NetworkConfig, cluster: str
