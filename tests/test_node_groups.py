@@ -18,6 +18,7 @@ CLU = "eks-karpenter:cluster"
 def test_every_managed_node_group_is_named_by_prefix_with_its_own_launch_template() -> None:
     doc = plan_stack("dev")
     groups = doc.by_type(MNG)
+    (cluster,) = doc.by_type("eks:index:Cluster")
     assert {g.name for g in groups} == {"cluster-system", "cluster-spot-workshop-spot"}
     templates = {t.name: t for t in doc.by_type(LT)}
     for g in groups:
@@ -26,7 +27,8 @@ def test_every_managed_node_group_is_named_by_prefix_with_its_own_launch_templat
         # 37 characters at most: EKS appends 26 to the prefix and node group names end at 63.
         assert len(g.inputs["nodeGroupNamePrefix"]) <= 37
         assert "diskSize" not in g.inputs, "disk size lives in the launch template"
-        assert g.inputs["version"] == "1.34", "with a launch template pulumi-eks no longer follows the cluster"
+        # With a launch template pulumi-eks no longer follows the cluster's version: the group pins it.
+        assert g.inputs["version"] == cluster.inputs["version"] == "1.35"
         template = templates[f"{g.name}-lt"]
         assert g.inputs["launchTemplate"] == {"id": f"{template.name}-id", "version": "1"}
         assert any(d.endswith(f"::{template.name}") for d in g.dependencies)

@@ -35,9 +35,10 @@ REPLACE_ON_CHANGE: dict[str, tuple[str, ...]] = {
     "aws:eks/cluster:Cluster": ("name", "roleArn", "bootstrapSelfManagedAddons", "kubernetesNetworkConfig.ipFamily",
                                 "kubernetesNetworkConfig.serviceIpv4Cidr",
                                 "accessConfig.bootstrapClusterCreatorAdminPermissions", "outpostConfig"),
+    # `launchTemplate.id` reaches the NodeGroup's ForceNew field; a new template *version* rolls the nodes in place.
     "eks:index:ManagedNodeGroup": ("nodeGroupName", "nodeGroupNamePrefix", "capacityType", "amiType", "subnetIds",
                                    "diskSize", "instanceTypes", "nodeRoleArn", "nodeRole", "clusterName",
-                                   "remoteAccess"),
+                                   "remoteAccess", "launchTemplate.id"),
     "aws:eks/nodeGroup:NodeGroup": ("nodeGroupName", "nodeGroupNamePrefix", "clusterName", "capacityType", "amiType",
                                     "subnetIds", "diskSize", "instanceTypes", "nodeRoleArn", "remoteAccess",
                                     "launchTemplate.id", "launchTemplate.name"),
