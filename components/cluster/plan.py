@@ -47,7 +47,8 @@ def launch_template(*, ami_type: str, disk_size: int, hop_limit: int, node_name:
                     tags: dict[str, str]) -> dict[str, Any]:
     """Launch template inputs of a managed node group: IMDSv2 only, an encrypted gp3 root (Bottlerocket: OS
     plus data) volume, and the stack's tags on the instances and volumes (a node group's own tags reach neither).
-    No AMI id, instance type or user data: EKS keeps choosing the AMI for the group's `amiType` and version."""
+    No AMI id, instance type or user data: EKS keeps choosing the AMI for the group's `amiType` and version.
+    Any change here (tags included) is a new template version, which EKS rolls out to the group's nodes."""
     if ami_type.startswith("BOTTLEROCKET"):
         volumes = [_volume("/dev/xvda", BOTTLEROCKET_OS_VOLUME_GIB), _volume("/dev/xvdb", disk_size)]
     else:
