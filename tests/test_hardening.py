@@ -81,7 +81,7 @@ def test_prod_records_flow_logs_to_cloudwatch_through_a_scoped_role() -> None:
     assert flow.inputs["logDestinationType"] == "cloud-watch-logs"
     assert flow.inputs["logDestination"].endswith(":log-group:/aws/vpc/prod-karpenter/flow-logs")
     assert flow.inputs["trafficType"] == "ALL" and flow.inputs["vpcId"].startswith("vpc-")
-    assert group.inputs["retentionInDays"] == 365 and group.options.get("protect") is True
+    assert group.inputs["retentionInDays"] == 90 and group.options.get("protect") is True
     role = doc.get("aws:iam/role:Role", "network-flow-logs")
     trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]
     assert trust["Principal"] == {"Service": "vpc-flow-logs.amazonaws.com"}
