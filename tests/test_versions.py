@@ -142,3 +142,11 @@ def test_an_out_of_support_version_registers_nothing(tmp_path: Path) -> None:
     assert isinstance(result.error, ConfigError)
     assert f"stacks/Pulumi.bad.yaml: {CLU}.version: Kubernetes 1.29 reached the end" in str(result.error)
     assert not result.document.resources
+
+
+def test_a_minor_without_pinned_addons_or_support_dates_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(versions, "ADDON_VERSIONS", {k: v for k, v in versions.ADDON_VERSIONS.items() if k != "1.35"})
+    refused_at(dev(version="1.35"), f"{CLU}.version", "pins no EKS add-on versions")
+    monkeypatch.setattr(versions, "EKS_KUBERNETES_SUPPORT",
+                        {k: v for k, v in versions.EKS_KUBERNETES_SUPPORT.items() if k != "1.36"})
+    refused_at(dev(version="1.36"), f"{CLU}.version", "has no EKS support dates")
