@@ -150,3 +150,29 @@ def test_a_minor_without_pinned_addons_or_support_dates_is_refused(monkeypatch: 
     monkeypatch.setattr(versions, "EKS_KUBERNETES_SUPPORT",
                         {k: v for k, v in versions.EKS_KUBERNETES_SUPPORT.items() if k != "1.36"})
     refused_at(dev(version="1.36"), f"{CLU}.version", "has no EKS support dates")
+
+
+# --- warnings --------------------------------------------------------------------------------------------------
+
+def test_warnings_before_the_end_of_standard_support_and_during_extended_support() -> None:
+    from components.cluster.config import ClusterConfig
+    from components.cluster.rules import version_warnings
+
+    s = versions.EKS_KUBERNETES_SUPPORT["1.34"]
+    cfg = ClusterConfig(name="c", version="1.34")
+    assert version_warnings(cfg, s.end_of_standard - timedelta(days=91)) == []
+    (soon,) = version_warnings(cfg, s.end_of_standard - timedelta(days=30))
+    assert "standard support ends on 2026-12-02 (30 days)" in soon and "upgrades the control plane" in soon
+    extended = ClusterConfig(name="c", version="1.34", upgradePolicy={"supportType": "EXTENDED"})
+    (billed,) = version_warnings(extended, s.end_of_standard + timedelta(days=1))
+    assert "six times" in billed and str(s.end_of_extended) in billed
+    assert version_warnings(ClusterConfig(name="c", existing=True), s.end_of_standard) == []
+
+
+def test_the_plan_prints_the_support_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import infra.platform
+
+    s = versions.EKS_KUBERNETES_SUPPORT["1.35"]
+    monkeypatch.setattr(infra.platform, "today", lambda: s.end_of_standard - timedelta(days=10))
+    doc = plan_config(dev(), tmp_path).document
+    assert any("EKS standard support ends on" in w and "(10 days)" in w for w in doc.warnings), doc.warnings

@@ -119,3 +119,25 @@ def validate_kubernetes_version(cfg: ClusterConfig, at: Path, today: date) -> li
                                 f"{versions.AL2_LAST_KUBERNETES_VERSION}): use an AL2023 or Bottlerocket type",
                                 ami_type))
     return issues
+
+
+SUPPORT_WARNING_DAYS = 90
+"""How long before the end of standard support the plan starts warning."""
+
+
+def version_warnings(cfg: ClusterConfig, today: date) -> list[str]:
+    """Legal but costly or soon-forced version states, one line each (printed, never fatal)."""
+    support = versions.EKS_KUBERNETES_SUPPORT.get(cfg.version)
+    if cfg.existing or support is None or today > support.end_of_extended:
+        return []
+    where = f"cluster.version {cfg.version}"
+    if today > support.end_of_standard:
+        return [f"{where}: in EKS extended support (billed at six times the standard hourly rate) until "
+                f"{support.end_of_extended}, when EKS upgrades the control plane itself: plan the upgrade"]
+    left = (support.end_of_standard - today).days
+    if left > SUPPORT_WARNING_DAYS:
+        return []
+    then = ("EKS upgrades the control plane itself (upgradePolicy STANDARD)"
+            if cfg.upgrade_policy.support_type == "STANDARD" else "extended support is billed (upgradePolicy EXTENDED)")
+    return [f"{where}: EKS standard support ends on {support.end_of_standard} ({left} days); after that {then}: "
+            "upgrade first, node groups and add-ons included"]
