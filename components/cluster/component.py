@@ -163,7 +163,6 @@ class Cluster(pulumi.ComponentResource):
             taints=[P.mng_taint(P.CRITICAL_ADDONS_TAINT)], tags=tags)
         groups: list[pulumi.Resource] = [system]
         for group in cfg.spot_node_groups:
-            # Cluster Autoscaler owns the size of these groups after creation.
             groups.append(self._node_group(
                 name, group.name, cluster=cluster, cfg=cfg, role_arn=role.role_arn, capacity_type="SPOT",
                 instance_types=group.instance_types, ami_type=group.ami_type, disk_size=group.disk_size,
@@ -214,6 +213,7 @@ class Cluster(pulumi.ComponentResource):
                 min_size=sizes[0], desired_size=sizes[1], max_size=sizes[2]),
             labels=labels,
             taints=taints,
+            # The system group's size may be raised by hand, the spot groups' by Cluster Autoscaler: not reverted.
             ignore_scaling_changes=True,
             tags=tags,
             opts=child,
