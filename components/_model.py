@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pulumi
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
 Path = tuple[str | int, ...]
+
+RetentionDays = Literal[1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
+                        3288, 3653]
+"""Retention periods CloudWatch Logs accepts (days); never-expiring log groups are not offered."""
 
 
 class Model(BaseModel):

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import UTC, date, datetime
 from typing import Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
 from components._model import ConfigError, Issue, Model, Path, issues_from_validation_error
 from components.cluster.config import ClusterConfig
-from components.cluster.rules import validate_cluster
+from components.cluster.rules import validate_cluster, validate_kubernetes_version
+from components.compatibility import validate_node_class_amis
 from components.interruption.config import InterruptionConfig
 from components.karpenter.config import KarpenterConfig
 from components.karpenter.rules import validate_karpenter, validate_karpenter_placement
@@ -85,8 +87,11 @@ def raw_sections(config: Mapping[str, str], project: str = PROJECT) -> tuple[dic
     return raw, issues
 
 
-def load_stack_config(config: Mapping[str, str], source: str, project: str = PROJECT) -> StackConfig:
+def load_stack_config(config: Mapping[str, str], source: str, project: str = PROJECT,
+                      today: date | None = None) -> StackConfig:
     """Validate a stack's config. Raises one `ConfigError` listing every problem, naming `source`.
+
+    `today` (default: the current UTC date) decides which Kubernetes versions are in EKS support.
 
     Each section is parsed on its own, so the rules of the sections that parsed still run (and report) when
     another section has a type error.
@@ -111,13 +116,14 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
             issues += issues_from_validation_error(err, (_key(alias),))
             failed.add(name)
     cfg = StackConfig.model_construct(**parsed)
-    issues += validate_stack(cfg, project, failed=frozenset(failed))
+    issues += validate_stack(cfg, project, failed=frozenset(failed), today=today)
     if issues:
         raise ConfigError(source, issues)
     return StackConfig.model_validate(parsed)  # parsed sections are kept as they are (fields_set intact)
 
 
-def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[str] = frozenset()) -> list[Issue]:
+def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[str] = frozenset(),
+                   today: date | None = None) -> list[Issue]:
     """Every cross-field and cross-object rule, with the key path of the field to fix.
 
     Sections named in `failed` did not parse (they hold defaults in `cfg`): rules that read them are skipped,
@@ -134,6 +140,10 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
         issues += validate_network(cfg.network, cfg.region, at("network"))
     if ok("cluster", "protect"):
         issues += validate_cluster(cfg.cluster, at("cluster"), cfg.protect)
+    if ok("cluster"):
+        issues += validate_kubernetes_version(cfg.cluster, at("cluster"), today or datetime.now(UTC).date())
+        if ok("node_classes") and not cfg.cluster.existing:
+            issues += validate_node_class_amis(cfg.cluster.version, cfg.node_classes, at("nodeClasses"))
     if ok("karpenter"):
         issues += validate_karpenter(cfg.karpenter, at("karpenter"))
         if ok("cluster") and not cfg.cluster.existing:

@@ -5,6 +5,9 @@ Each pin is a default: stacks may override the chart versions per environment (t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date
+
 KARPENTER_VERSION = "1.14.1"
 """Karpenter controller and CRD chart version (`oci://public.ecr.aws/karpenter/karpenter[-crd]`)."""
 
@@ -15,12 +18,51 @@ NTH_VERSION = "0.27.6"
 """aws-node-termination-handler chart version (eks-charts)."""
 NTH_CHART_REPO = "https://aws.github.io/eks-charts"
 
-KUBERNETES_VERSION = "1.34"
-"""Default EKS Kubernetes version."""
+KUBERNETES_VERSION = "1.35"
+"""Default EKS Kubernetes version (in standard support: see `EKS_KUBERNETES_SUPPORT`)."""
 
-# Karpenter 1.14's support matrix: chart minK8s 1.26 .. maxK8s 1.36; EKS standard support sets the floor we
-# accept for new clusters (older minors are extended-support only and cost six times as much per hour).
+# Karpenter 1.14's support matrix (chart minK8s 1.26 .. maxK8s 1.36), from the oldest minor EKS ran in 2025 on.
+# Whether a minor may be used *today* is decided by the support dates below, not by this list.
 SUPPORTED_KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36")
+
+
+@dataclass(frozen=True)
+class KubernetesSupport:
+    """One EKS Kubernetes minor on the EKS release calendar. Standard support lasts 14 months from the EKS
+    release, extended support 12 more (billed at six times the standard per-cluster hourly rate); after that
+    EKS upgrades the control plane itself."""
+
+    version: str
+    released: date
+    """Available on EKS."""
+    end_of_standard: date
+    """Last day of standard support: from the next day an EXTENDED cluster is billed extended support, and a
+    STANDARD cluster is upgraded by EKS to the next minor."""
+    end_of_extended: date
+    """Last day of extended support."""
+    projected: bool = False
+    """Dates derived from the 14 + 12 month policy and an estimated release date, not read off the calendar."""
+
+
+EKS_KUBERNETES_SUPPORT_COMPILED = date(2026, 11, 23)
+"""When the table below was compiled (offline, from the EKS Kubernetes release calendar in the EKS user
+guide, `kubernetes-versions.html`). Re-check it on every Kubernetes bump; confirm projected rows first."""
+
+EKS_KUBERNETES_SUPPORT: dict[str, KubernetesSupport] = {s.version: s for s in (
+    KubernetesSupport("1.29", date(2024, 1, 23), date(2025, 3, 23), date(2026, 3, 23)),
+    KubernetesSupport("1.30", date(2024, 5, 23), date(2025, 7, 23), date(2026, 7, 23)),
+    KubernetesSupport("1.31", date(2024, 9, 26), date(2025, 11, 26), date(2026, 11, 26)),
+    KubernetesSupport("1.32", date(2025, 1, 23), date(2026, 3, 23), date(2027, 3, 23)),
+    KubernetesSupport("1.33", date(2025, 5, 29), date(2026, 7, 29), date(2027, 7, 29)),
+    KubernetesSupport("1.34", date(2025, 10, 2), date(2026, 12, 2), date(2027, 12, 2)),
+    KubernetesSupport("1.35", date(2026, 1, 27), date(2027, 3, 27), date(2028, 3, 27), projected=True),
+    KubernetesSupport("1.36", date(2026, 6, 10), date(2027, 8, 10), date(2028, 8, 10), projected=True),
+)}
+"""EKS support window of every minor in `SUPPORTED_KUBERNETES_VERSIONS`."""
+
+AL2_LAST_KUBERNETES_VERSION = "1.32"
+"""EKS publishes no Amazon Linux 2 AMIs (managed node group `AL2_*` types, Karpenter `al2@` aliases) for
+Kubernetes 1.33 or newer."""
 
 AMI_ALIAS = "al2023@v20260815"
 """Default EC2NodeClass AMI alias. Pinned: `@latest` rolls every node on each AMI release. Before bumping, check the

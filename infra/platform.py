@@ -8,10 +8,13 @@ terminate the instances it launched instead of leaving them running.
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
+
 import pulumi
 
 from components import tags
 from components.cluster import Cluster
+from components.cluster.rules import version_warnings
 from components.iam import KarpenterIam, NodeRole, iam_name
 from components.interruption import InterruptionQueue
 from components.karpenter import Karpenter
@@ -23,10 +26,16 @@ from components.stack import StackConfig
 from infra.settings import read_stack_config
 
 
+def today() -> date:
+    """The day of the plan (UTC): EKS support windows are judged against it."""
+    return datetime.now(UTC).date()
+
+
 def build(cfg: StackConfig) -> None:
     """Register the platform for one validated stack config and export its outputs."""
     name = cfg.cluster.name
-    for warning in warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect):
+    for warning in [*version_warnings(cfg.cluster, today()),
+                    *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect)]:
         pulumi.log.warn(warning)
     stack_tags = tags.base_tags(name, cfg.tags)
     stateful = pulumi.ResourceOptions(protect=cfg.protect)

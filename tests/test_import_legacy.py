@@ -736,8 +736,11 @@ def test_config_snippet_loads_as_part_of_a_stack_file() -> None:
         pytest.skip("eks-karpenter:nodePools is not part of the stack config yet")
     config = stack_config("dev")  # eu-west-1a/b, as the network-optimised pool requires
     config.update(convert_fixtures(*GOOD).config())
+    # The fixtures' AL2 classes need a minor that still has AL2 AMIs: a legacy cluster on extended support.
+    config["eks-karpenter:cluster"].update(version="1.32", upgradePolicy={"supportType": "EXTENDED"})
     flat = {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
-    loaded = stack.load_stack_config(flat, "Pulumi.dev.yaml + import-legacy")
+    loaded = stack.load_stack_config(flat, "Pulumi.dev.yaml + import-legacy",
+                                     today=versions.EKS_KUBERNETES_SUPPORT_COMPILED)
     names = [p["name"] for p in loaded.dump()["nodePools"]]
     assert names == ["default", "network-intensive", "batch", "gpu"]
 

@@ -57,6 +57,20 @@ def pulumi_steps(name: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
             if str(step.get("uses", "")).startswith("pulumi/actions@")]
 
 
+def cloud_job(job: dict[str, Any]) -> bool:
+    """A job that assumes an AWS role (and so may reach a cluster)."""
+    return any(str(s.get("uses", "")).startswith("aws-actions/configure-aws-credentials@") for s in steps(job))
+
+
+def job_stacks(job: dict[str, Any]) -> list[str]:
+    """The stacks a job works on: its matrix, or the stack-name of its pulumi step."""
+    named = matrix_stacks(job)
+    for step in steps(job):
+        if str(step.get("uses", "")).startswith("pulumi/actions@") and not named:
+            named = expand(step["with"]["stack-name"], job)
+    return named
+
+
 def readme_commands() -> tuple[str, str]:
     """The README's set-up (without its trailing plan) and test commands."""
     blocks = re.findall(r"```bash\n(.*?)\n```", (REPO / "README.md").read_text(), re.S)
@@ -70,8 +84,9 @@ def test_workflow_parses(name: str) -> None:
     triggers = body.get("on", body.get(True))  # YAML 1.1 reads a bare `on` as true
     assert triggers and body["jobs"]
     for job_id, job in body["jobs"].items():
-        assert job.get("runs-on") == "ubuntu-latest", job_id
         assert steps(job), job_id
+        if not cloud_job(job):  # PR code without cloud access stays on GitHub-hosted runners
+            assert job.get("runs-on") == "ubuntu-latest", job_id
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -215,3 +230,48 @@ def test_the_readme_names_the_fetch_command() -> None:
     readme = (REPO / "README.md").read_text()
     assert f"`{FETCH_UPSTREAM}`" in readme
     assert NO_SKIPS in readme
+
+# --- AWS access and runners (issue 10, item 11) ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", FILES)
+def test_aws_access_is_oidc_only(name: str) -> None:
+    text = (WORKFLOWS / name).read_text()
+    for key in ("aws-access-key-id", "aws-secret-access-key", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        assert key not in text, f"{name}: long-lived AWS keys ({key})"
+    found = 0
+    for job_id, job in jobs(name).items():
+        for step in steps(job):
+            if str(step.get("uses", "")).startswith("aws-actions/configure-aws-credentials@"):
+                found += 1
+                assert job["permissions"]["id-token"] == "write", job_id
+                assert re.fullmatch(r"\$\{\{ vars\.AWS_[A-Z_]+_ROLE_ARN \}\}", step["with"]["role-to-assume"])
+                assert "aws-region" in step["with"]
+    assert found
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_jobs_that_reach_a_cluster_run_on_the_runner_a_repository_variable_names(name: str) -> None:
+    cloud = {job_id: job for job_id, job in jobs(name).items() if cloud_job(job)}
+    assert cloud
+    for job_id, job in cloud.items():
+        runs_on = str(job["runs-on"])
+        assert runs_on.startswith("${{ ") and runs_on.endswith(" || vars.PULUMI_RUNNER || 'ubuntu-latest' }}"), job_id
+        stacks = job_stacks(job)
+        assert stacks, job_id
+        for stack in stacks:
+            var = f"vars.PULUMI_RUNNER_{stack.upper()}"
+            assert var in runs_on, f"{name}:{job_id} has no runner variable for {stack}"
+            if matrix_stacks(job):
+                assert f"matrix.stack == '{stack}' && {var}" in runs_on, job_id
+
+
+def test_fork_code_never_reaches_a_self_hosted_runner() -> None:
+    for job_id, job in jobs("pr.yml").items():
+        if str(job.get("runs-on")) != "ubuntu-latest":
+            assert "head.repo.full_name == github.repository" in job["if"], job_id
+
+
+def test_readme_documents_the_runner_variables() -> None:
+    readme = (REPO / "README.md").read_text()
+    for var in ("PULUMI_RUNNER", "PULUMI_RUNNER_PROD", "AWS_DEPLOY_ROLE_ARN", "AWS_PREVIEW_ROLE_ARN"):
+        assert f"`{var}`" in readme, var

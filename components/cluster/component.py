@@ -15,6 +15,7 @@ from components import tags as T
 from components.cluster import plan as P
 from components.cluster.config import ClusterConfig
 from components.iam.component import NodeRole, iam_name
+from components.iam.policy import partition_of
 
 
 class ClusterArgs(TypedDict):
@@ -70,8 +71,10 @@ class Cluster(pulumi.ComponentResource):
             self._adopt(name, args)
         else:
             self._create(name, args)
+        # On an adopted cluster the security group is not ours: destroy leaves the tag (Karpenter on that cluster,
+        # or a stack that re-adopts it, may still select on it). A created cluster's group goes with the cluster.
         aws.ec2.Tag(f"{name}-sg-discovery", resource_id=self.cluster_security_group_id, key=T.DISCOVERY_KEY,
-                    value=cfg.name, opts=pulumi.ResourceOptions(parent=self))
+                    value=cfg.name, opts=pulumi.ResourceOptions(parent=self, retain_on_delete=cfg.existing or None))
         self.register_outputs({
             "clusterName": self.cluster_name,
             "endpoint": self.endpoint,
@@ -87,10 +90,23 @@ class Cluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         key_arn: pulumi.Input[str] | None = cfg.kms_key_arn
         if cfg.secrets_encryption and key_arn is None:
+            account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+            partition = partition_of(args["region"])
             key = aws.kms.Key(f"{name}-secrets", description=f"EKS secrets envelope encryption for {cfg.name}",
-                              enable_key_rotation=True, deletion_window_in_days=30, tags=tags, opts=child)
+                              policy=account.apply(lambda a: json.dumps(
+                                  P.secrets_key_policy(partition, a, args["region"]), sort_keys=True)),
+                              enable_key_rotation=True, rotation_period_in_days=365, deletion_window_in_days=30,
+                              tags=tags, opts=child)
             aws.kms.Alias(f"{name}-secrets", name=f"alias/eks/{cfg.name}", target_key_id=key.key_id, opts=child)
             key_arn = key.arn
+
+        # Created before the cluster, so EKS finds it instead of creating one that never expires. Its name is
+        # fixed by EKS: a group left by an earlier cluster of this name must be imported (docs/UPGRADING.md).
+        log_groups: list[pulumi.Resource] = []
+        if cfg.log_types:
+            log_groups.append(aws.cloudwatch.LogGroup(
+                f"{name}-control-plane-logs", name=P.control_plane_log_group(cfg.name),
+                retention_in_days=cfg.log_retention_in_days, tags=tags, opts=child))
 
         mappings = [eks.RoleMappingArgs(role_arn=arn, username="system:node:{{EC2PrivateDNSName}}",
                                         groups=["system:bootstrappers", "system:nodes"])
@@ -108,6 +124,8 @@ class Cluster(pulumi.ComponentResource):
             endpoint_public_access=cfg.endpoint_public_access,
             public_access_cidrs=cfg.public_access_cidrs or None,
             enabled_cluster_log_types=list(cfg.log_types),
+            # Explicit: EKS's default (EXTENDED) bills extended support on a cluster left on an old minor.
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=cfg.upgrade_policy.support_type),
             encryption_config_key_arn=key_arn,
             # Node groups and security groups are ours: the EKS cluster SG is the single discovery SG.
             skip_default_node_group=True,
@@ -118,7 +136,7 @@ class Cluster(pulumi.ComponentResource):
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=False),
             deletion_protection=args["deletionProtection"],
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=log_groups),
         )
         self.cluster_name = pulumi.Output.from_input(cfg.name)
         # Endpoint and CA come from the kubeconfig pulumi-eks renders: plain data, no resource-typed outputs.
@@ -136,44 +154,21 @@ class Cluster(pulumi.ComponentResource):
             "roleName": iam_name(cfg.name, "managed-nodes"), "region": args["region"], "tags": tags,
             "description": f"EKS managed node groups of cluster {cfg.name}", "additionalPolicyArns": [],
             "instanceProfile": False}, opts=child)
-        system = eks.ManagedNodeGroup(
-            f"{name}-system",
-            cluster=cluster.core,
-            node_group_name=f"{cfg.name}-system",
-            node_role_arn=role.role_arn,
-            capacity_type="ON_DEMAND",
-            instance_types=list(cfg.system_node_group.instance_types),
-            ami_type=cfg.system_node_group.ami_type,
-            disk_size=cfg.system_node_group.disk_size,
-            subnet_ids=args["privateSubnetIds"],
-            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                min_size=cfg.system_node_group.min_size, desired_size=cfg.system_node_group.desired_size,
-                max_size=cfg.system_node_group.max_size),
-            labels=P.system_labels(cfg),
-            taints=[P.mng_taint(P.CRITICAL_ADDONS_TAINT)],
-            ignore_scaling_changes=True,
-            tags=tags,
-            opts=child,
-        )
+        sys_cfg = cfg.system_node_group
+        system = self._node_group(
+            name, P.SYSTEM_GROUP, cluster=cluster, cfg=cfg, role_arn=role.role_arn, capacity_type="ON_DEMAND",
+            instance_types=sys_cfg.instance_types, ami_type=sys_cfg.ami_type, disk_size=sys_cfg.disk_size,
+            hop_limit=sys_cfg.http_put_response_hop_limit, subnet_ids=args["privateSubnetIds"],
+            sizes=(sys_cfg.min_size, sys_cfg.desired_size, sys_cfg.max_size), labels=P.system_labels(cfg),
+            taints=[P.mng_taint(P.CRITICAL_ADDONS_TAINT)], tags=tags)
         groups: list[pulumi.Resource] = [system]
         for group in cfg.spot_node_groups:
-            groups.append(eks.ManagedNodeGroup(
-                f"{name}-spot-{group.name}",
-                cluster=cluster.core,
-                node_group_name=f"{cfg.name}-{group.name}",
-                node_role_arn=role.role_arn,
-                capacity_type="SPOT",
-                instance_types=list(group.instance_types),
-                subnet_ids=args["privateSubnetIds"],
-                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                    min_size=group.min_size, desired_size=group.desired_size, max_size=group.max_size),
-                labels=dict(group.labels),
-                taints=[P.mng_taint(t) for t in group.taints],
-                # Cluster Autoscaler owns the size of these groups after creation.
-                ignore_scaling_changes=True,
-                tags=tags,
-                opts=child,
-            ))
+            groups.append(self._node_group(
+                name, group.name, cluster=cluster, cfg=cfg, role_arn=role.role_arn, capacity_type="SPOT",
+                instance_types=group.instance_types, ami_type=group.ami_type, disk_size=group.disk_size,
+                hop_limit=group.http_put_response_hop_limit, subnet_ids=args["privateSubnetIds"],
+                sizes=(group.min_size, group.desired_size, group.max_size), labels=dict(group.labels),
+                taints=[P.mng_taint(t) for t in group.taints], tags=tags, resource=f"{name}-spot-{group.name}"))
 
         addon_opts = pulumi.ResourceOptions(parent=self, depends_on=[system])
         pinned = P.addon_versions(cfg)
@@ -186,6 +181,43 @@ class Cluster(pulumi.ComponentResource):
                 resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
                 tags=tags, opts=addon_opts))
         self.ready = [*groups, *addons]
+
+    def _node_group(self, name: str, group: str, *, cluster: eks.Cluster, cfg: ClusterConfig,
+                    role_arn: pulumi.Input[str], capacity_type: str, instance_types: Sequence[str], ami_type: str,
+                    disk_size: int, hop_limit: int, subnet_ids: pulumi.Input[Sequence[str]],
+                    sizes: tuple[int, int, int], labels: dict[str, str], taints: list[dict[str, str]],
+                    tags: dict[str, str], resource: str | None = None) -> eks.ManagedNodeGroup:
+        """A managed node group with its own launch template, named by prefix so replacements create first."""
+        resource = resource or f"{name}-{group}"
+        child = pulumi.ResourceOptions(parent=self)
+        template = aws.ec2.LaunchTemplate(
+            f"{resource}-lt", description=f"EKS managed node group {group} of cluster {cfg.name}",
+            **P.launch_template(ami_type=ami_type, disk_size=disk_size, hop_limit=hop_limit,
+                                node_name=f"{cfg.name}-{group}", tags=tags),
+            tags=tags, opts=child)
+        return eks.ManagedNodeGroup(
+            resource,
+            cluster=cluster.core,
+            node_group_name_prefix=P.node_group_name_prefix(group),
+            node_role_arn=role_arn,
+            capacity_type=capacity_type,
+            instance_types=list(instance_types),
+            ami_type=ami_type,
+            # With a launch template pulumi-eks no longer defaults the version: pin it, so a cluster upgrade
+            # rolls the group's nodes to the new version's AMI.
+            version=cfg.version,
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=template.id, version=template.latest_version.apply(str)),
+            subnet_ids=subnet_ids,
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=sizes[0], desired_size=sizes[1], max_size=sizes[2]),
+            labels=labels,
+            taints=taints,
+            # The system group's size may be raised by hand, the spot groups' by Cluster Autoscaler: not reverted.
+            ignore_scaling_changes=True,
+            tags=tags,
+            opts=child,
+        )
 
     def _adopt(self, name: str, args: ClusterArgs) -> None:
         cfg, region = args["config"], args["region"]

@@ -26,6 +26,80 @@ def mng_taint(taint: Taint) -> dict[str, str]:
     return out
 
 
+SYSTEM_GROUP = "system"
+"""Name prefix of the system node group within the cluster."""
+BOTTLEROCKET_OS_VOLUME_GIB = 4
+
+
+def node_group_name_prefix(group: str) -> str:
+    """A managed node group's name prefix. EKS names must be unique in the cluster, so a fixed name forces a
+    replacement (new instance types, subnets or AMI type) to delete the old group first; with a prefix the new
+    group is created, and its nodes ready, before the old one drains."""
+    return f"{group}-"
+
+
+def _volume(device: str, size_gib: int) -> dict[str, Any]:
+    return {"device_name": device, "ebs": {
+        "volume_size": size_gib, "volume_type": "gp3", "encrypted": "true", "delete_on_termination": "true"}}
+
+
+def launch_template(*, ami_type: str, disk_size: int, hop_limit: int, node_name: str,
+                    tags: dict[str, str]) -> dict[str, Any]:
+    """Launch template inputs of a managed node group: IMDSv2 only, an encrypted gp3 root (Bottlerocket: OS
+    plus data) volume, and the stack's tags on the instances and volumes (a node group's own tags reach neither).
+    No AMI id, instance type or user data: EKS keeps choosing the AMI for the group's `amiType` and version.
+    Any change here (tags included) is a new template version, which EKS rolls out to the group's nodes."""
+    if ami_type.startswith("BOTTLEROCKET"):
+        volumes = [_volume("/dev/xvda", BOTTLEROCKET_OS_VOLUME_GIB), _volume("/dev/xvdb", disk_size)]
+    else:
+        volumes = [_volume("/dev/xvda", disk_size)]
+    return {
+        "metadata_options": {"http_endpoint": "enabled", "http_tokens": "required",
+                             "http_put_response_hop_limit": hop_limit},
+        "block_device_mappings": volumes,
+        "tag_specifications": [{"resource_type": kind, "tags": {**tags, "Name": node_name}}
+                               for kind in ("instance", "volume")],
+    }
+
+
+def control_plane_log_group(cluster_name: str) -> str:
+    """The log group EKS writes control-plane logs to (fixed by EKS)."""
+    return f"/aws/eks/{cluster_name}/cluster"
+
+
+def secrets_key_policy(partition: str, account_id: str, region: str) -> dict[str, Any]:
+    """Key policy of the secrets envelope-encryption key, explicit rather than KMS's implicit default.
+
+    The account statement is KMS's default one: it keeps the key administrable (no lockout: IAM policies of the
+    account decide who manages it). The second lets principals of this account use the key only through EKS
+    in this region, which is how the cluster role encrypts and decrypts secrets and how `CreateCluster` makes
+    its grant, so secrets encryption does not hinge on the deploying role's own KMS permissions.
+    """
+    return {
+        "Version": "2012-10-17",
+        "Id": "eks-secrets-encryption",
+        "Statement": [
+            {
+                "Sid": "EnableAccountAdministration",
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
+                "Action": "kms:*",
+                "Resource": "*",
+            },
+            {
+                "Sid": "AllowUseThroughEks",
+                "Effect": "Allow",
+                "Principal": {"AWS": "*"},
+                "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*",
+                           "kms:DescribeKey", "kms:CreateGrant", "kms:ListGrants"],
+                "Resource": "*",
+                "Condition": {"StringEquals": {"kms:CallerAccount": account_id,
+                                               "kms:ViaService": f"eks.{region}.amazonaws.com"}},
+            },
+        ],
+    }
+
+
 def system_labels(cfg: ClusterConfig) -> dict[str, str]:
     return {**cfg.system_node_group.labels, SYSTEM_LABEL_KEY: "true"}
 

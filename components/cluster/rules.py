@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import date
+
+from components import versions
 from components._model import Issue, Path
+from components.cluster import plan as P
 from components.cluster.config import ClusterConfig
 
-_CREATE_ONLY = ("version", "authentication_mode", "endpoint_private_access", "endpoint_public_access",
-                "public_access_cidrs", "log_types", "secrets_encryption", "kms_key_arn", "system_node_group",
-                "spot_node_groups", "addon_versions")
+_CREATE_ONLY = ("version", "upgrade_policy", "authentication_mode", "endpoint_private_access",
+                "endpoint_public_access", "public_access_cidrs", "log_types", "log_retention_in_days",
+                "secrets_encryption", "kms_key_arn", "system_node_group", "spot_node_groups", "addon_versions")
 
 
 def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issue]:
@@ -55,6 +59,9 @@ def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issu
         spath = at + ("spotNodeGroups", i)
         if names.count(g.name) > 1:
             issues.append(Issue(spath + ("name",), "spot node group names must be unique", g.name))
+        if g.name == P.SYSTEM_GROUP:
+            issues.append(Issue(spath + ("name",), "is the system node group's name prefix; choose another",
+                                g.name))
         if not g.instance_types:
             issues.append(Issue(spath + ("instanceTypes",), "a spot group needs at least one instance type "
                                 "(several, of one size, for capacity diversity)", []))
@@ -64,3 +71,73 @@ def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issu
             issues.append(Issue(spath + ("desiredSize",), f"must be between minSize ({g.min_size}) and "
                                 f"maxSize ({g.max_size})", g.desired_size))
     return issues
+
+
+def al2_unavailable(version: str) -> bool:
+    """EKS publishes no Amazon Linux 2 AMIs for this Kubernetes minor."""
+    return _minor(version) > _minor(versions.AL2_LAST_KUBERNETES_VERSION)
+
+
+def _minor(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".")[:2])
+
+
+def validate_kubernetes_version(cfg: ClusterConfig, at: Path, today: date) -> list[Issue]:
+    """The created cluster's version against EKS's support calendar (as of `today`) and the pins that depend on
+    the version: add-on versions and managed node group AMI types. Nothing for an existing cluster, whose
+    version this stack neither sets nor knows offline."""
+    if cfg.existing:
+        return []
+    issues: list[Issue] = []
+    v = cfg.version
+    support = versions.EKS_KUBERNETES_SUPPORT.get(v)
+    if support is None:
+        issues.append(Issue(at + ("version",), "has no EKS support dates in components/versions.py", v))
+    elif today > support.end_of_extended:
+        issues.append(Issue(at + ("version",), f"Kubernetes {v} reached the end of EKS extended support on "
+                            f"{support.end_of_extended}: EKS no longer runs it; choose a newer version", v))
+    elif today > support.end_of_standard and cfg.upgrade_policy.support_type != "EXTENDED":
+        issues.append(Issue(at + ("version",), f"Kubernetes {v} left EKS standard support on "
+                            f"{support.end_of_standard}; extended support (until {support.end_of_extended}) costs "
+                            "six times the standard hourly rate: choose a newer version, or opt in with "
+                            "upgradePolicy.supportType: EXTENDED", v))
+
+    pinned = versions.ADDON_VERSIONS.get(v)
+    if pinned is None:
+        issues.append(Issue(at + ("version",), "components/versions.py pins no EKS add-on versions for this "
+                            "Kubernetes minor", v))
+    proxy = cfg.addon_versions.get("kube-proxy")
+    if proxy is not None and not proxy.startswith(f"v{v}."):
+        issues.append(Issue(at + ("addonVersions", "kube-proxy"), f"kube-proxy must match the cluster's "
+                            f"Kubernetes minor {v} (v{v}.x-eksbuild.N)", proxy))
+
+    groups = [(at + ("systemNodeGroup", "amiType"), cfg.system_node_group.ami_type)]
+    groups += [(at + ("spotNodeGroups", i, "amiType"), g.ami_type) for i, g in enumerate(cfg.spot_node_groups)]
+    for path, ami_type in groups:
+        if ami_type.startswith("AL2_") and al2_unavailable(v):
+            issues.append(Issue(path, f"EKS publishes no Amazon Linux 2 AMIs for Kubernetes {v} (the last is "
+                                f"{versions.AL2_LAST_KUBERNETES_VERSION}): use an AL2023 or Bottlerocket type",
+                                ami_type))
+    return issues
+
+
+SUPPORT_WARNING_DAYS = 90
+"""How long before the end of standard support the plan starts warning."""
+
+
+def version_warnings(cfg: ClusterConfig, today: date) -> list[str]:
+    """Legal but costly or soon-forced version states, one line each (printed, never fatal)."""
+    support = versions.EKS_KUBERNETES_SUPPORT.get(cfg.version)
+    if cfg.existing or support is None or today > support.end_of_extended:
+        return []
+    where = f"cluster.version {cfg.version}"
+    if today > support.end_of_standard:
+        return [f"{where}: in EKS extended support (billed at six times the standard hourly rate) until "
+                f"{support.end_of_extended}, when EKS upgrades the control plane itself: plan the upgrade"]
+    left = (support.end_of_standard - today).days
+    if left > SUPPORT_WARNING_DAYS:
+        return []
+    then = ("EKS upgrades the control plane itself (upgradePolicy STANDARD)"
+            if cfg.upgrade_policy.support_type == "STANDARD" else "extended support is billed (upgradePolicy EXTENDED)")
+    return [f"{where}: EKS standard support ends on {support.end_of_standard} ({left} days); after that {then}: "
+            "upgrade first, node groups and add-ons included"]

@@ -24,10 +24,11 @@ class InterruptionQueueArgs(TypedDict):
 
 
 class InterruptionQueue(pulumi.ComponentResource):
-    """An SQS queue named after the cluster (SSE-SQS, five-minute retention) with a policy that lets
-    EventBridge send to it and refuses non-TLS access, and one EventBridge rule plus target per interruption
-    event Karpenter handles. Give `queue_name` to the Karpenter chart as `settings.interruptionQueue` and grant
-    the controller `sqs:DeleteMessage`, `sqs:GetQueueUrl` and `sqs:ReceiveMessage` on `queue_arn`.
+    """An SQS queue named after the cluster (SSE-SQS, five-minute retention) with a policy that lets only this
+    component's EventBridge rules send to it (`aws:SourceArn`) and refuses non-TLS access, and one EventBridge
+    rule plus target per interruption event Karpenter handles. Give `queue_name` to the Karpenter chart as
+    `settings.interruptionQueue` and grant the controller `sqs:DeleteMessage`, `sqs:GetQueueUrl` and
+    `sqs:ReceiveMessage` on `queue_arn`.
 
     SSE-SQS rather than a customer-managed KMS key: EventBridge can publish to it without a key-policy grant.
     """
@@ -46,8 +47,7 @@ class InterruptionQueue(pulumi.ComponentResource):
 
         queue = aws.sqs.Queue(f"{name}-queue", name=cluster, message_retention_seconds=QUEUE_RETENTION_SECONDS,
                               sqs_managed_sse_enabled=True, tags=tags, opts=child)
-        aws.sqs.QueuePolicy(f"{name}-queue-policy", queue_url=queue.url,
-                            policy=queue.arn.apply(lambda arn: json.dumps(queue_policy(arn))), opts=child)
+        rule_arns: list[pulumi.Output[str]] = []
         for event in INTERRUPTION_EVENTS:
             rule = aws.cloudwatch.EventRule(
                 f"{name}-{event.name}",
@@ -56,6 +56,11 @@ class InterruptionQueue(pulumi.ComponentResource):
                 tags=tags, opts=child)
             aws.cloudwatch.EventTarget(f"{name}-{event.name}", rule=rule.name, arn=queue.arn, target_id=TARGET_ID,
                                        opts=child)
+            rule_arns.append(rule.arn)
+        # Only this stack's rules may send (aws:SourceArn): the policy waits for the rules' ARNs.
+        aws.sqs.QueuePolicy(f"{name}-queue-policy", queue_url=queue.url,
+                            policy=pulumi.Output.all(queue.arn, *rule_arns).apply(
+                                lambda a: json.dumps(queue_policy(a[0], a[1:]))), opts=child)
 
         self.queue_name = queue.name
         self.queue_arn = queue.arn

@@ -7,6 +7,7 @@ retention.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 QUEUE_RETENTION_SECONDS = 300
@@ -39,22 +40,27 @@ def event_pattern(source: str, detail_type: str) -> dict[str, Any]:
     return {"source": [source], "detail-type": [detail_type]}
 
 
-def queue_policy(queue_arn: str) -> dict[str, Any]:
+def queue_policy(queue_arn: str, source_arns: Sequence[str] = ()) -> dict[str, Any]:
     """SQS queue policy: EventBridge (and SQS itself) may send to this queue; nobody may use it without TLS.
 
-    Shared by the NTH queue (components.nth), which EventBridge feeds the same way.
+    With `source_arns` (this stack's EventBridge rules) only those rules may send: beyond upstream's template,
+    whose policy lets any rule in any account target the queue, so a stranger's forged "interruption" could make
+    Karpenter drain nodes. Shared by the NTH queue (components.nth), which EventBridge feeds the same way.
     """
+    allow: dict[str, Any] = {
+        "Sid": "AllowEventBridgeToSend",
+        "Effect": "Allow",
+        "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+        "Action": "sqs:SendMessage",
+        "Resource": queue_arn,
+    }
+    if source_arns:
+        allow["Condition"] = {"ArnEquals": {"aws:SourceArn": sorted(source_arns)}}
     return {
         "Version": "2012-10-17",
         "Id": "InterruptionQueuePolicy",
         "Statement": [
-            {
-                "Sid": "AllowEventBridgeToSend",
-                "Effect": "Allow",
-                "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
-                "Action": "sqs:SendMessage",
-                "Resource": queue_arn,
-            },
+            allow,
             {
                 "Sid": "DenyInsecureTransport",
                 "Effect": "Deny",

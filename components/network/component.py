@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
 from components import tags as T
-from components.network.config import NetworkConfig
+from components.network import plan as P
+from components.network.config import FlowLogsConfig, NetworkConfig
 from components.network.plan import nat_zones, plan_subnets, slug
 
 
@@ -46,7 +48,7 @@ class Network(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
 
         if cfg.adopting:
-            private, public = self._adopt(name, cfg, cluster, child)
+            private, public = self._adopt(name, cfg, cluster)
             self.vpc_id = pulumi.Output.from_input(str(cfg.vpc_id))
         else:
             private, public = self._create(name, cfg, cluster, tags, child)
@@ -68,6 +70,8 @@ class Network(pulumi.ComponentResource):
         vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=cfg.vpc_cidr, enable_dns_hostnames=True,
                           enable_dns_support=True, tags=T.name_tag(tags, f"{cluster}-vpc"), opts=child)
         self.vpc_id = vpc.id
+        if cfg.flow_logs.enabled:
+            self._flow_logs(name, cfg.flow_logs, cluster, vpc, tags, child)
         igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=T.name_tag(tags, f"{cluster}-igw"),
                                       opts=child)
         public_rt = aws.ec2.RouteTable(f"{name}-public", vpc_id=vpc.id,
@@ -110,10 +114,34 @@ class Network(pulumi.ComponentResource):
                                           opts=child)
         return private, public
 
+    def _flow_logs(self, name: str, cfg: FlowLogsConfig, cluster: str, vpc: aws.ec2.Vpc, tags: dict[str, str],
+                   child: pulumi.ResourceOptions) -> None:
+        common = {"vpc_id": vpc.id, "traffic_type": cfg.traffic_type,
+                  "max_aggregation_interval": cfg.max_aggregation_interval,
+                  "tags": T.name_tag(tags, f"{cluster}-vpc-flow-logs")}
+        if cfg.destination == "s3":
+            aws.ec2.FlowLog(f"{name}-flow-logs", log_destination_type="s3", log_destination=cfg.s3_bucket_arn,
+                            opts=child, **common)  # type: ignore[arg-type]
+            return
+        group = aws.cloudwatch.LogGroup(f"{name}-flow-logs", name=P.flow_logs_log_group(cluster),
+                                        retention_in_days=cfg.retention_in_days, tags=tags, opts=child)
+        role = aws.iam.Role(f"{name}-flow-logs", description=f"VPC flow logs of {cluster} to CloudWatch Logs",
+                            assume_role_policy=group.arn.apply(lambda a: json.dumps(P.flow_logs_trust_policy(a))),
+                            tags=tags, opts=child)
+        write = aws.iam.RolePolicy(f"{name}-flow-logs", role=role.id,
+                                   policy=group.arn.apply(lambda a: json.dumps(P.flow_logs_write_policy(a))),
+                                   opts=child)
+        aws.ec2.FlowLog(f"{name}-flow-logs", log_destination_type="cloud-watch-logs", log_destination=group.arn,
+                        iam_role_arn=role.arn, opts=pulumi.ResourceOptions(parent=self, depends_on=[write]),
+                        **common)  # type: ignore[arg-type]
+
     def _adopt(
-        self, name: str, cfg: NetworkConfig, cluster: str, child: pulumi.ResourceOptions
+        self, name: str, cfg: NetworkConfig, cluster: str
     ) -> tuple[dict[str, pulumi.Output[str]], dict[str, pulumi.Output[str]]]:
-        # Only tags are managed on adopted subnets: deleting this stack removes the tags, never the subnets.
+        # Only tags are managed on adopted subnets, and destroy leaves them: the ELB role tags were often there
+        # before this stack (other load balancers rely on them), and a Tag resource cannot tell. The subnets and
+        # their tags outlive the stack; remove a stale `karpenter.sh/discovery` tag by hand if wanted.
+        retained = pulumi.ResourceOptions(parent=self, retain_on_delete=True)
         tiers = (("private", cfg.private_subnet_ids or {}, T.private_subnet_tags(cluster)),
                  ("public", cfg.public_subnet_ids or {}, T.public_subnet_tags()))
         ids: dict[str, dict[str, pulumi.Output[str]]] = {"private": {}, "public": {}}
@@ -121,6 +149,6 @@ class Network(pulumi.ComponentResource):
             for zone, subnet_id in sorted(subnets.items()):
                 for key, value in tier_tags.items():
                     aws.ec2.Tag(f"{name}-{tier}-{zone}-{slug(key)}", resource_id=subnet_id, key=key, value=value,
-                                opts=child)
+                                opts=retained)
                 ids[tier][zone] = pulumi.Output.from_input(subnet_id)
         return ids["private"], ids["public"]

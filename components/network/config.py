@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from components._model import Model
+from components._model import Model, RetentionDays
 
 AvailabilityZone = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")]
 SubnetId = Annotated[str, StringConstraints(pattern=r"^subnet-[0-9a-f]{8,17}$")]
@@ -25,6 +25,25 @@ def _ipv4_network(value: str) -> str:
 
 
 Cidr = Annotated[str, AfterValidator(_ipv4_network)]
+
+
+class FlowLogsConfig(Model):
+    """VPC flow logs of the VPC this stack creates: who talked to what, for incident response and audits."""
+
+    enabled: bool = False
+    """Record the VPC's flow logs (on in prod)."""
+    destination: Literal["cloudWatchLogs", "s3"] = "cloudWatchLogs"
+    """`cloudWatchLogs`: a log group `/aws/vpc/<cluster>/flow-logs` this stack creates, written through an IAM
+    role; `s3`: an existing bucket (`s3BucketArn`) whose policy lets `delivery.logs.amazonaws.com` write."""
+    retention_in_days: RetentionDays = 90
+    """Retention of the CloudWatch log group (S3: the bucket's lifecycle rules decide)."""
+    s3_bucket_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws[a-z-]*:s3:::[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
+                                                            r"(/[^*]*)?$")] | None = None
+    """Existing bucket (optionally `/prefix`) for `destination: s3`."""
+    traffic_type: Literal["ALL", "ACCEPT", "REJECT"] = "ALL"
+    """Which traffic to record."""
+    max_aggregation_interval: Literal[60, 600] = 600
+    """Seconds over which packets are aggregated into one record."""
 
 
 class NetworkConfig(Model):
@@ -49,6 +68,9 @@ class NetworkConfig(Model):
 
     public_subnet_ids: dict[AvailabilityZone, SubnetId] | None = None
     """Adopt mode: existing public subnets by zone. They get the elb tag."""
+
+    flow_logs: FlowLogsConfig = Field(default_factory=FlowLogsConfig)
+    """VPC flow logs (create mode only): off by default, on in prod."""
 
     tags: dict[str, str] = Field(default_factory=dict)
     """Extra tags on network resources (merged over the stack-wide tags)."""

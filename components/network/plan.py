@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from typing import Any
 
 PRIVATE_NEWBITS = 3  # eight private blocks; at most six zones use them, block 7 holds the public subnets
 PUBLIC_NEWBITS = 6
@@ -38,3 +39,38 @@ def nat_zones(zones: list[str], mode: str) -> list[str]:
 def slug(text: str) -> str:
     """A tag key or zone as a resource-name fragment: `kubernetes.io/role/elb` -> `kubernetes-io-role-elb`."""
     return "".join(c if c.isalnum() else "-" for c in text).strip("-")
+
+
+def flow_logs_log_group(cluster_name: str) -> str:
+    return f"/aws/vpc/{cluster_name}/flow-logs"
+
+
+def flow_logs_trust_policy(log_group_arn: str) -> dict[str, Any]:
+    """Trust of the role VPC Flow Logs writes with: the service, for flow logs of this account and region only
+    (confused-deputy protection). Account, region and partition are read off the log group's ARN."""
+    partition, _, region, account = log_group_arn.split(":")[1:5]
+    return {
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Effect": "Allow",
+            "Principal": {"Service": "vpc-flow-logs.amazonaws.com"},
+            "Action": "sts:AssumeRole",
+            "Condition": {
+                "StringEquals": {"aws:SourceAccount": account},
+                "ArnLike": {"aws:SourceArn": f"arn:{partition}:ec2:{region}:{account}:vpc-flow-log/*"},
+            },
+        }],
+    }
+
+
+def flow_logs_write_policy(log_group_arn: str) -> dict[str, Any]:
+    """What the flow-logs role may do: write streams of its one log group."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Effect": "Allow",
+            "Action": ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogGroups",
+                       "logs:DescribeLogStreams"],
+            "Resource": [log_group_arn, f"{log_group_arn}:*"],
+        }],
+    }

@@ -6,7 +6,7 @@ from components._model import Issue, Path
 from components.network.config import NetworkConfig
 from components.tags import reserved_tag_key
 
-_CREATE_ONLY = ("availability_zones", "vpc_cidr", "nat_gateways")
+_CREATE_ONLY = ("availability_zones", "vpc_cidr", "nat_gateways", "flow_logs")
 _ADOPT_ONLY = ("private_subnet_ids", "public_subnet_ids")
 
 
@@ -14,6 +14,14 @@ def validate_network(cfg: NetworkConfig, region: str, at: Path) -> list[Issue]:
     issues: list[Issue] = []
     dump = cfg.model_dump(by_alias=True)
     alias = {name: field.alias or name for name, field in NetworkConfig.model_fields.items()}
+
+    flow = cfg.flow_logs
+    if flow.destination == "s3" and flow.enabled and not flow.s3_bucket_arn:
+        issues.append(Issue(at + ("flowLogs", "s3BucketArn"), "required with destination: s3 (an existing bucket "
+                            "that lets delivery.logs.amazonaws.com write)", None, has_value=False))
+    if flow.s3_bucket_arn and flow.destination != "s3":
+        issues.append(Issue(at + ("flowLogs", "s3BucketArn"), "only applies with destination: s3",
+                            flow.s3_bucket_arn))
 
     if cfg.adopting:
         for name in _CREATE_ONLY:

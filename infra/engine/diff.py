@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from infra.engine.document import PlanDocument, PlannedResource
-from infra.engine.replacements import REPLACE_ON_CHANGE, REPLACE_ON_REMOVE, replacing_paths
+from infra.engine.replacements import (
+    DELETE_FIRST_WHEN_SET,
+    REPLACE_ON_CHANGE,
+    REPLACE_ON_REMOVE,
+    replacing_paths,
+)
 
 Op = Literal["create", "update", "replace", "delete"]
 OPS: tuple[Op, ...] = ("create", "update", "replace", "delete")
@@ -71,6 +76,16 @@ class ResourceChange:
     """The new registration (the old one for a delete)."""
     properties: tuple[PropertyChange, ...] = ()
     protected: bool = False
+    delete_first: bool = False
+    """For a replacement: the old resource is deleted before the new one exists (`deleteBeforeReplace`, or a
+    fixed physical name); otherwise Pulumi creates the replacement first."""
+
+    @property
+    def order(self) -> str:
+        """How a replacement happens: `create-before-delete` or `delete-before-create` (empty otherwise)."""
+        if self.op != "replace":
+            return ""
+        return "delete-before-create" if self.delete_first else "create-before-delete"
 
     @property
     def blocked(self) -> bool:
@@ -166,7 +181,15 @@ def _compare(old: PlannedResource, new: PlannedResource) -> ResourceChange | Non
     if not props:
         return None
     op: Op = "replace" if any(p.replaces for p in props) else "update"
-    return ResourceChange(op, new, tuple(props), protected=_protected(old) or _protected(new))
+    return ResourceChange(op, new, tuple(props), protected=_protected(old) or _protected(new),
+                          delete_first=op == "replace" and _deletes_first(new))
+
+
+def _deletes_first(r: PlannedResource) -> bool:
+    if r.options.get("deleteBeforeReplace"):
+        return True
+    return any(_get(r.inputs, parse_path(p)) not in (MISSING, None, "")
+               for p in replacing_paths(r.type, DELETE_FIRST_WHEN_SET))
 
 
 def _forced_paths(old: PlannedResource, new: PlannedResource) -> list[Path]:
@@ -344,13 +367,15 @@ def render_diff_markdown(diff: PlanDiff) -> str:
     lines += ["| | type | name | changed |", "| --- | --- | --- | --- |"]
     for c in diff.changes:
         changed = ", ".join(_code(p.label) for p in c.properties)
-        lines.append(f"| {SYMBOL[c.op]} {c.op} | `{c.resource.type}` | `{c.resource.name}` | {_cell(changed)} |")
+        op = f"{c.op} ({c.order})" if c.order else c.op
+        lines.append(f"| {SYMBOL[c.op]} {op} | `{c.resource.type}` | `{c.resource.name}` | {_cell(changed)} |")
 
     detailed = [c for c in diff.changes if c.properties]
     if detailed:
         lines += ["", "<details open><summary>Property changes</summary>", ""]
         for c in detailed:
-            lines.append(f"**{SYMBOL[c.op]} `{c.resource.name}`** (`{c.resource.type}`)")
+            order = f", replaced {c.order}" if c.order else ""
+            lines.append(f"**{SYMBOL[c.op]} `{c.resource.name}`** (`{c.resource.type}`{order})")
             lines.append("")
             for p in c.properties:
                 old, new = _pair(p)
@@ -367,6 +392,11 @@ def _warnings(diff: PlanDiff) -> list[str]:
     if blocked:
         notes.append("Protected, so `pulumi up` stops with an error until `protect` is lifted on purpose: "
                      + ", ".join(blocked) + ".")
+    first = [f"`{c.resource.name}` ({_kind(c.resource.type)})" for c in diff.changes
+             if c.op == "replace" and c.delete_first]
+    if first:
+        notes.append("Deleted before the replacement exists (a fixed name, or `deleteBeforeReplace`): what it "
+                     "serves is down until the new one is ready: " + ", ".join(first) + ".")
     names = {c.resource.urn: c.resource.name for c in diff.changes}
     for urn, dependents in sorted(diff.knock_on.items()):
         shown = ", ".join(f"`{_urn_name(u)}` ({_kind(_urn_type(u))})" for u in dependents[:5])

@@ -37,6 +37,7 @@ _ARN = {
     "aws:sqs/queue:Queue": ("sqs", True, "{name}"),
     "aws:cloudwatch/eventRule:EventRule": ("events", True, "rule/{name}"),
     "aws:kms/key:Key": ("kms", True, "key/{id}"),
+    "aws:cloudwatch/logGroup:LogGroup": ("logs", True, "log-group:{name}"),
     "aws:ec2/vpc:Vpc": ("ec2", True, "vpc/{id}"),
     "aws:ec2/subnet:Subnet": ("ec2", True, "subnet/{id}"),
     "aws:eks/nodeGroup:NodeGroup": ("eks", True, "nodegroup/{name}"),
@@ -127,6 +128,8 @@ def _computed(typ: str, name: str, state: dict[str, Any], region: str) -> dict[s
         return {"url": f"https://sqs.{region}.amazonaws.com/{ACCOUNT_ID}/{state['name']}"}
     if typ == "aws:iam/role:Role":
         return {"uniqueId": f"AROA{digest(name, 17).upper()}"}
+    if typ == "aws:ec2/launchTemplate:LaunchTemplate":
+        return {"latestVersion": 1}
     if typ == "eks:index:Cluster":
         cluster = state.get("name") or name
         issuer = f"oidc.eks.{region}.amazonaws.com/id/{digest(cluster, 32).upper()}"

@@ -35,9 +35,10 @@ REPLACE_ON_CHANGE: dict[str, tuple[str, ...]] = {
     "aws:eks/cluster:Cluster": ("name", "roleArn", "bootstrapSelfManagedAddons", "kubernetesNetworkConfig.ipFamily",
                                 "kubernetesNetworkConfig.serviceIpv4Cidr",
                                 "accessConfig.bootstrapClusterCreatorAdminPermissions", "outpostConfig"),
+    # `launchTemplate.id` reaches the NodeGroup's ForceNew field; a new template *version* rolls the nodes in place.
     "eks:index:ManagedNodeGroup": ("nodeGroupName", "nodeGroupNamePrefix", "capacityType", "amiType", "subnetIds",
                                    "diskSize", "instanceTypes", "nodeRoleArn", "nodeRole", "clusterName",
-                                   "remoteAccess"),
+                                   "remoteAccess", "launchTemplate.id"),
     "aws:eks/nodeGroup:NodeGroup": ("nodeGroupName", "nodeGroupNamePrefix", "clusterName", "capacityType", "amiType",
                                     "subnetIds", "diskSize", "instanceTypes", "nodeRoleArn", "remoteAccess",
                                     "launchTemplate.id", "launchTemplate.name"),
@@ -72,6 +73,27 @@ REPLACE_ON_REMOVE: dict[str, tuple[str, ...]] = {
     # in-place update.
     "eks:index:Cluster": ("encryptionConfigKeyArn",),
     "aws:eks/cluster:Cluster": ("encryptionConfig",),
+}
+
+
+DELETE_FIRST_WHEN_SET: dict[str, tuple[str, ...]] = {
+    # Pulumi replaces create-before-delete unless told otherwise. A fixed physical name (set in the program, not
+    # generated) cannot be held by two resources, so the providers delete the old resource first (pulumi-aws for
+    # a user-given name, pulumi-kubernetes for a user-given `metadata.name`): what it serves is down until the
+    # replacement is ready. Name prefixes (`nodeGroupNamePrefix`, `namePrefix`) generate a new name instead.
+    "eks:index:ManagedNodeGroup": ("nodeGroupName",),
+    "aws:eks/nodeGroup:NodeGroup": ("nodeGroupName",),
+    "eks:index:Cluster": ("name",),
+    "aws:eks/cluster:Cluster": ("name",),
+    "aws:iam/role:Role": ("name",),
+    "aws:iam/policy:Policy": ("name",),
+    "aws:iam/instanceProfile:InstanceProfile": ("name",),
+    "aws:sqs/queue:Queue": ("name",),
+    "aws:cloudwatch/eventRule:EventRule": ("name",),
+    "aws:cloudwatch/logGroup:LogGroup": ("name",),
+    "aws:kms/alias:Alias": ("name",),
+    "kubernetes:helm.sh/v3:Release": ("name",),
+    "kubernetes:*": ("metadata.name",),
 }
 
 
