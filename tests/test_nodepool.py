@@ -232,7 +232,8 @@ def test_every_shortcut_renders_its_requirement() -> None:
         ("karpenter.k8s.aws/instance-generation", "Gt", ["5"]),
         ("karpenter.k8s.aws/instance-family", "In", ["c7g"]),
         ("karpenter.k8s.aws/instance-size", "In", ["large"]),
-        ("karpenter.k8s.aws/instance-size", "NotIn", ["metal"]),
+        ("karpenter.k8s.aws/instance-size", "NotIn",
+         ["metal", "metal-12xl", "metal-16xl", "metal-24xl", "metal-32xl", "metal-48xl", "metal-96xl"]),
         ("node.kubernetes.io/instance-type", "In", ["c7g.large"]),
         ("topology.kubernetes.io/zone", "In", ["eu-west-1a"]),
         ("karpenter.k8s.aws/instance-cpu", "Gt", ["1"]),
@@ -878,7 +879,7 @@ VALID_POOLS: list[dict[str, Any]] = [
                             "reasons": ["Underutilized", "Drifted"]}]},
      "limits": {"cpu": 200, "memory": "800Gi", "nodes": "50", "nvidia.com/gpu": "4"}, "weight": 50},
     {"name": "raw", "labels": {"example.com/team": "payments"}, "requirements": [
-        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5", "m6i", "m7i"], "minValues": 2},
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5d", "m6id", "m7i"], "minValues": 2},
         {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lte", "values": ["32"]},
         {"key": "karpenter.k8s.aws/instance-memory", "operator": "Gte", "values": ["4096"]},
         {"key": "example.com/team", "operator": "Exists"},

@@ -273,9 +273,11 @@ class NodePoolConfig(Model):
     instance_families: Annotated[list[InstanceFamily], AfterValidator(_unique)] | None = Field(None, min_length=1)
     """Only these families, e.g. `[m7i, m6i, c7g]`."""
     instance_sizes: Annotated[list[InstanceSize], AfterValidator(_unique)] | None = Field(None, min_length=1)
-    """Only these sizes, e.g. `[large, xlarge, 2xlarge]`."""
+    """Only these sizes, e.g. `[large, xlarge, 2xlarge]`. `metal` means every bare-metal size (`metal`,
+    `metal-24xl`, `metal-48xl`, ...: the ones the shipped instance-type catalogue knows)."""
     exclude_instance_sizes: Annotated[list[InstanceSize], AfterValidator(_unique)] | None = Field(None, min_length=1)
-    """Never these sizes, e.g. `[metal, nano, micro]`."""
+    """Never these sizes, e.g. `[metal, nano, micro]`. `metal` means every bare-metal size (`metal`,
+    `metal-24xl`, `metal-48xl`, ...: the ones the shipped instance-type catalogue knows)."""
     instance_types: Annotated[list[InstanceType], AfterValidator(_unique)] | None = Field(None, min_length=1)
     """Only these instance types. Prefer families and sizes: a short list limits spot capacity."""
     zones: Annotated[list[AvailabilityZone], AfterValidator(_unique)] | None = Field(None, min_length=1)
