@@ -879,7 +879,8 @@ VALID_POOLS: list[dict[str, Any]] = [
                             "reasons": ["Underutilized", "Drifted"]}]},
      "limits": {"cpu": 200, "memory": "800Gi", "nodes": "50", "nvidia.com/gpu": "4"}, "weight": 50},
     {"name": "raw", "labels": {"example.com/team": "payments"}, "requirements": [
-        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5d", "m6id", "m7i"], "minValues": 2},
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5d", "m6id", "m7i"],
+         "minValues": 2},
         {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lte", "values": ["32"]},
         {"key": "karpenter.k8s.aws/instance-memory", "operator": "Gte", "values": ["4096"]},
         {"key": "example.com/team", "operator": "Exists"},

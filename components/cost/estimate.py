@@ -93,21 +93,23 @@ def inputs_from_config(cfg: StackConfig) -> CostInputs:
     from components.nodepool.manifests import render_node_pool
 
     families = {c.name: (c.family.lower() if c.family else None) for c in cfg.node_classes}
-    pools = tuple(PoolSpec(p.name, render_node_pool(p), families.get(p.node_class)) for p in cfg.node_pools)
+    pools = tuple(sorted((PoolSpec(p.name, render_node_pool(p), families.get(p.node_class)) for p in cfg.node_pools),
+                         key=lambda p: p.name))
     cluster, network = cfg.cluster, cfg.network
     base = CostInputs(region=cfg.region, cluster_version=None, interruption_queue=cfg.interruption.enabled,
-                      pools=pools)
+                      pools=tuple(pools))
     if cluster.existing:
         return base
     nats = 0 if network.vpc_id else (len(network.zones) if network.nat_gateways == "perAz" else 1)
     system = cluster.system_node_group
-    groups = [NodeGroup("system", "ON_DEMAND", tuple(system.instance_types), system.desired_size, system.disk_size)]
-    groups += [NodeGroup(g.name, "SPOT", tuple(g.instance_types), g.desired_size, 20)  # EKS's default disk
-               for g in cluster.spot_node_groups]
+    groups = [NodeGroup(f"{cluster.name}-system", "ON_DEMAND", tuple(system.instance_types), system.desired_size,
+                        system.disk_size)]
+    groups += [NodeGroup(f"{cluster.name}-{g.name}", "SPOT", tuple(g.instance_types), g.desired_size, 20)
+               for g in cluster.spot_node_groups]  # 20 GiB: EKS's default disk
     return replace(
         base, cluster_version=cluster.version, nat_gateways=nats,
         kms_keys=1 if cluster.secrets_encryption and not cluster.kms_key_arn else 0,
-        control_plane_logs=bool(cluster.log_types), node_groups=tuple(groups))
+        control_plane_logs=bool(cluster.log_types), node_groups=tuple(sorted(groups, key=lambda g: g.name)))
 
 
 def inputs_from_plan(resources: Sequence[Any], region: str) -> CostInputs:
@@ -115,16 +117,19 @@ def inputs_from_plan(resources: Sequence[Any], region: str) -> CostInputs:
     def of(type_: str) -> list[Any]:
         return [r for r in resources if r.type == type_]
 
-    classes = {r.inputs["metadata"]["name"]: ami_family_of(r.inputs)
+    classes = {(r.inputs.get("metadata") or {}).get("name"): ami_family_of(r.inputs)
                for r in of("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")}
-    pools = tuple(PoolSpec(r.inputs["metadata"]["name"], r.inputs,
-                           classes.get(r.inputs["spec"]["template"]["spec"]["nodeClassRef"]["name"]))
-                  for r in of("kubernetes:karpenter.sh/v1:NodePool"))
+    pools = []
+    for r in of("kubernetes:karpenter.sh/v1:NodePool"):
+        template = ((r.inputs.get("spec") or {}).get("template") or {}).get("spec") or {}
+        name = (r.inputs.get("metadata") or {}).get("name")
+        if name and "requirements" in template:  # a NodePool as the program renders it (not a hand-cut fixture)
+            pools.append(PoolSpec(name, r.inputs, classes.get((template.get("nodeClassRef") or {}).get("name"))))
+    pools.sort(key=lambda p: p.name)
     clusters = of("eks:index:Cluster")
     groups = []
     for r in of("eks:index:ManagedNodeGroup"):
-        name = str(r.inputs.get("nodeGroupName") or r.name)
-        groups.append(NodeGroup(name.rsplit("-", 1)[-1] if name.endswith("-system") else name,
+        groups.append(NodeGroup(str(r.inputs.get("nodeGroupName") or r.name),
                                 str(r.inputs.get("capacityType", "ON_DEMAND")),
                                 tuple(r.inputs.get("instanceTypes") or ()),
                                 int((r.inputs.get("scalingConfig") or {}).get("desiredSize", 0)),
@@ -133,7 +138,8 @@ def inputs_from_plan(resources: Sequence[Any], region: str) -> CostInputs:
         region=region, cluster_version=str(clusters[0].inputs.get("version")) if clusters else None,
         nat_gateways=len(of("aws:ec2/natGateway:NatGateway")), kms_keys=len(of("aws:kms/key:Key")),
         control_plane_logs=any(c.inputs.get("enabledClusterLogTypes") for c in clusters),
-        interruption_queue=bool(of("aws:sqs/queue:Queue")), node_groups=tuple(groups), pools=pools)
+        interruption_queue=bool(of("aws:sqs/queue:Queue")), node_groups=tuple(sorted(groups, key=lambda g: g.name)),
+        pools=tuple(pools))
 
 
 # --- estimate ---------------------------------------------------------------------------------------------------
@@ -148,7 +154,7 @@ def _number(x: Decimal) -> int | float:
 
 def _fixed(item: str, quantity: float, unit_hourly: float) -> dict[str, Any]:
     hourly = quantity * unit_hourly
-    return {"item": item, "quantity": quantity, "hourly": _money(hourly),
+    return {"item": item, "quantity": quantity, "hourly": _money(hourly, 6),
             "monthly": _money(hourly * P.HOURS_PER_MONTH, 2)}
 
 
