@@ -171,7 +171,8 @@ def _range(values: list[float], places: int) -> dict[str, float] | None:
     return {"min": _money(min(values), places), "max": _money(max(values), places)} if values else None
 
 
-def _pool(pool: PoolSpec, live: LivePrices | None) -> dict[str, Any]:
+def pool_figures(pool: PoolSpec, live: LivePrices | None = None) -> dict[str, Any]:
+    """One entry of the document's `pools` (see the module docstring)."""
     adm = pool_admission(pool)
     spec = pool.manifest["spec"]
     capacity = _allowed(requirements_of(pool.manifest), CAPACITY_TYPE, _CAPACITY_TYPES)
@@ -280,7 +281,7 @@ def estimate(inputs: CostInputs, on: dt.date, live: LivePrices | None = None) ->
         per_unit.append({"item": "interruption queue requests (SQS)", "unit": P.SQS_REQUESTS.unit,
                          "price": P.SQS_REQUESTS.usd})
 
-    pools = [_pool(p, live) for p in inputs.pools]
+    pools = [pool_figures(p, live) for p in inputs.pools]
     for spec, p in zip(inputs.pools, pools, strict=True):
         warnings += pool_warnings(spec.name, p["capacityTypes"], pool_admission(spec),
                                   spec.manifest["spec"].get("limits") or {})
