@@ -157,8 +157,9 @@ DEFAULT_MAX_MONTHLY_AT_CPU_LIMIT = 100_000.0
 def max_monthly_at_cpu_limit(config: Mapping[str, Any]) -> float:
     """The policy config `maxMonthlyAtCpuLimit` (USD), or the default."""
     configured = config.get("maxMonthlyAtCpuLimit")
-    is_number = isinstance(configured, int | float) and not isinstance(configured, bool)
-    return float(configured) if is_number else DEFAULT_MAX_MONTHLY_AT_CPU_LIMIT
+    if isinstance(configured, int | float) and not isinstance(configured, bool):
+        return float(configured)
+    return DEFAULT_MAX_MONTHLY_AT_CPU_LIMIT
 
 
 def check_pool_cost(resources: Iterable[tuple[str, Mapping[str, Any]]], cap: float) -> list[str]:
