@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 from components.catalogue.model import ARCH, OS, Catalogue, InstanceType, load_catalogue
@@ -74,6 +75,8 @@ class _Index:
     all: int
     has: dict[str, int]
     by_value: dict[str, dict[str, int]]
+    masks: dict[tuple[str, str, tuple[str, ...]], int]
+    """Memo of `mask` (the index is built once per catalogue and lives as long)."""
 
     @staticmethod
     def build(catalogue: Catalogue) -> _Index:
@@ -85,10 +88,19 @@ class _Index:
                 has[key] = has.get(key, 0) | bit
                 values = by_value.setdefault(key, {})
                 values[value] = values.get(value, 0) | bit
-        return _Index(catalogue, (1 << len(catalogue.types)) - 1, has, by_value)
+        return _Index(catalogue, (1 << len(catalogue.types)) - 1, has, by_value, {})
 
     def mask(self, req: Requirement, os_values: frozenset[str]) -> int:
-        """The types a requirement admits."""
+        """The types a requirement admits (memoised per key, operator and values: pools repeat requirements)."""
+        if req.key == OS:
+            return self._mask(req, os_values)
+        key = (req.key, req.operator, req.values)
+        found = self.masks.get(key)
+        if found is None:
+            found = self.masks[key] = self._mask(req, os_values)
+        return found
+
+    def _mask(self, req: Requirement, os_values: frozenset[str]) -> int:
         if req.key == OS:
             # The node's OS comes from the AMI family, not the type: a requirement either fits it or excludes all.
             return self.all if _set_admits(req, os_values) else 0
@@ -108,6 +120,9 @@ class _Index:
             bound = int(req.values[0])
             return _union(m for v, m in values.items() if _numeric_admits(op, v, bound))
         raise ValueError(f"unknown operator {op!r}")
+
+
+_BITS = bytes.maketrans(b"01", b"\x00\x01")
 
 
 def _union(masks: Iterable[int]) -> int:
@@ -189,7 +204,8 @@ def _evaluate(requirements: Sequence[Requirement], ami_family: str | None, catal
     mask = index.all
     for req in [*requirements, *extra]:
         mask &= index.mask(req, os_values)
-    types = tuple(t for i, t in enumerate(catalogue.types) if mask >> i & 1)
+    # The mask's binary digits, lowest bit first, select the types (far faster than shifting a 1,336-bit int).
+    types = tuple(compress(catalogue.types, bin(mask)[:1:-1].encode().translate(_BITS)))
     unmet = []
     for req in requirements:
         if req.min_values is None:

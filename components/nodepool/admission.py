@@ -37,9 +37,11 @@ def _admitted(requirements: tuple[Requirement, ...], ami_family: str | None) -> 
     return admitted(requirements, ami_family)  # cached by the catalogue per distinct requirement set
 
 
-def pool_admission(pool: NodePoolConfig, cls: NodeClassConfig | None) -> Admission:
-    """The instance types `pool` admits on node class `cls` (cached per distinct requirement set)."""
-    return _admitted(tuple(_requirement(r) for r in pool_requirements(pool)), _family(cls))
+def pool_admission(pool: NodePoolConfig, cls: NodeClassConfig | None, reqs: list[Req] | None = None) -> Admission:
+    """The instance types `pool` admits on node class `cls` (cached per distinct requirement set); `reqs` are its
+    rendered requirements when the caller has them already."""
+    reqs = pool_requirements(pool) if reqs is None else reqs
+    return _admitted(tuple(_requirement(r) for r in reqs), _family(cls))
 
 
 def _where(at: Path, req: Req) -> Path:
@@ -62,8 +64,8 @@ def _emptying(reqs: list[Req], family: str | None) -> Req | None:
 
 def admission_issues(pool: NodePoolConfig, cls: NodeClassConfig | None, at: Path) -> list[Issue]:
     """Errors for a pool that can launch nothing: no admitted type, or an unmet `minValues`."""
-    adm = pool_admission(pool, cls)
     reqs = pool_requirements(pool)
+    adm = pool_admission(pool, cls, reqs)
     source = f"instance types of Karpenter v{adm.catalogue.karpenter_version}"
     if not adm.types:
         culprit = _emptying(reqs, _family(cls))
@@ -88,8 +90,10 @@ def admission_warnings(pools: Sequence[NodePoolConfig], classes: Sequence[NodeCl
     by_name = {c.name: c for c in classes}
     out: list[str] = []
     for pool in pools:
-        capacity = allowed_values(pool_requirements(pool), CAPACITY_TYPE, _CAPACITY_TYPES)
-        out += pool_warnings(pool.name, capacity, pool_admission(pool, by_name.get(pool.node_class)), pool.limits)
+        reqs = pool_requirements(pool)
+        capacity = allowed_values(reqs, CAPACITY_TYPE, _CAPACITY_TYPES)
+        out += pool_warnings(pool.name, capacity, pool_admission(pool, by_name.get(pool.node_class), reqs),
+                             pool.limits)
     return out
 
 
