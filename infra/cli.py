@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     cost.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     cost.add_argument("--live", action="store_true", help="fetch current on-demand and spot prices for the stack's "
                       "region with your AWS credentials (needs `pip install 'eks-karpenter[live]'`)")
+    cost.add_argument("--types", action="store_true", help="also list every instance type each pool admits")
     cost.add_argument("--as-of", type=date.fromisoformat, metavar="YYYY-MM-DD",
                       help="price the control plane as of this day (standard or extended support; default: today)")
     return parser
@@ -185,7 +186,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
         except LiveError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-    doc_ = estimate(inputs, args.as_of or date.today(), live)
+    doc_ = estimate(inputs, args.as_of or date.today(), live, types=args.types)
     title = f"{project.name} / {args.stack}"
     if args.format == "json":
         sys.stdout.write(json.dumps(doc_, indent=2) + "\n")

@@ -141,6 +141,10 @@ def test_the_team_batch_example_is_priced_from_its_plan() -> None:
     assert pool["name"] == "batch" and pool["capacityTypes"] == ["spot"] and pool["cpuLimit"] == 200
     assert set(pool["families"]) >= {"c6i", "m7i"} and pool["admitted"] >= 15
     assert doc["fixed"] == []
+    code, out, _ = run("cost", "--stack", "dev", "--program", "examples/team-batch", "--types")
+    assert code == 0 and "    types: c6a.12xlarge, c6a.16xlarge," in out
+    listed = cost_json("--stack", "dev", "--program", "examples/team-batch", "--types")["pools"][0]["types"]
+    assert len(listed) == pool["admitted"] and "m7i.large" in listed and "c7i.metal-24xl" in listed
 
 
 def test_extended_support_costs_six_times_as_much() -> None:

@@ -242,8 +242,9 @@ def _catalogue_price(name: str) -> float | None:
     return t.on_demand_hourly if t else None
 
 
-def estimate(inputs: CostInputs, on: dt.date, live: LivePrices | None = None) -> dict[str, Any]:
-    """The cost document for one stack (see the module docstring), priced as of day `on`."""
+def estimate(inputs: CostInputs, on: dt.date, live: LivePrices | None = None, types: bool = False) -> dict[str, Any]:
+    """The cost document for one stack (see the module docstring), priced as of day `on`; with `types`, each pool
+    also lists its admitted instance types (`types`, in name order)."""
     cat = load_catalogue()
     warnings: list[str] = []
     fixed: list[dict[str, Any]] = []
@@ -283,6 +284,8 @@ def estimate(inputs: CostInputs, on: dt.date, live: LivePrices | None = None) ->
 
     pools = [pool_figures(p, live) for p in inputs.pools]
     for spec, p in zip(inputs.pools, pools, strict=True):
+        if types:
+            p["types"] = [t.name for t in pool_admission(spec).types]
         warnings += pool_warnings(spec.name, p["capacityTypes"], pool_admission(spec),
                                   spec.manifest["spec"].get("limits") or {})
     price_region = live.region if live else cat.price_region

@@ -70,6 +70,8 @@ def render_text(doc: Doc, title: str) -> str:
             lines.append(f"    live spot: cheapest {where}; per vCPU-hour {_range(spot['usdPerVcpuHour'], 4)}; "
                          f"at the cpu limit {_range(spot['monthlyAtCpuLimit'])}/month")
         lines.append(f"    families: {', '.join(p['families'])}")
+        if "types" in p:
+            lines.append(f"    types: {', '.join(p['types'])}")
     if doc["warnings"]:
         lines += [""] + [f"warning: {w}" for w in doc["warnings"]]
     return "\n".join(lines) + "\n"
