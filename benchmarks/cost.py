@@ -13,6 +13,7 @@ Run: .venv/bin/python -m benchmarks.cost [--repeat 3] [--pools 1000]
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -97,8 +98,8 @@ def main() -> None:
     for label, pools, shapes in (("shared shapes", shared, 5), ("all different", distinct, n)):
         flat = flat_config(pools)
         validate(flat, True)  # warm imports and the catalogue
-        without = best_of(args.repeat, lambda f=flat: validate(f, False))
-        with_ = best_of(args.repeat, lambda f=flat: validate(f, True))
+        without = best_of(args.repeat, functools.partial(validate, flat, False))
+        with_ = best_of(args.repeat, functools.partial(validate, flat, True))
         print(f"| {label} | {shapes} | {without:.2f} | {with_:.2f} | {with_ - without:+.2f} |")
 
 
