@@ -162,3 +162,12 @@ def test_arch_and_default_pool() -> None:
     assert default == catalogue_where(lambda t: t.arch == "amd64" and t.labels[CATEGORY] in ("c", "m", "r")
                                       and int(t.labels[GENERATION]) >= 3)
 
+
+
+def test_prods_general_pool_no_longer_admits_the_51_sized_bare_metal_types() -> None:
+    shortcut = {"instanceCategories": ["c", "m", "r"], "minGeneration": 6}
+    fixed = admitted_names(**shortcut, excludeInstanceSizes=["metal", "24xlarge", "48xlarge"])
+    literal = admitted_names(**shortcut, requirements=[
+        {"key": "karpenter.k8s.aws/instance-size", "operator": "NotIn", "values": ["metal", "24xlarge", "48xlarge"]}])
+    gone = literal - fixed
+    assert len(gone) == 51 and all(".metal-" in n for n in gone) and fixed < literal
