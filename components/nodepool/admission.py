@@ -48,6 +48,16 @@ def _where(at: Path, req: Req) -> Path:
     return at + (req.source,) if isinstance(req.source, str) else at + ("requirements", req.source)
 
 
+_FIELD_BY_ALIAS = {f.alias or name: name for name, f in NodePoolConfig.model_fields.items()}
+
+
+def _written(pool: NodePoolConfig, req: Req) -> object:
+    """What the user wrote for the key that produced `req` (a shortcut's value, or the raw requirement's values)."""
+    if isinstance(req.source, str):
+        return getattr(pool, _FIELD_BY_ALIAS[req.source])
+    return list(req.values) if req.values else req.operator
+
+
 def _show(req: Req) -> str:
     return f"{req.key} {req.operator} [{', '.join(req.values)}]" if req.values else f"{req.key} {req.operator}"
 
@@ -75,7 +85,7 @@ def admission_issues(pool: NodePoolConfig, cls: NodeClassConfig | None, at: Path
         before = [_show(r) for r in reqs[:reqs.index(culprit)] if r.key != CAPACITY_TYPE]
         context = f" together with {'; '.join(before)}" if before else ""
         return [Issue(_where(at, culprit), f"leaves no instance type ({source}){context}: pool {pool.name!r} would "
-                      "never launch a node", list(culprit.values) if culprit.values else culprit.operator)]
+                      "never launch a node", _written(pool, culprit))]
     issues: list[Issue] = []
     for requirement, found in adm.min_values_unmet:
         req = next(r for r in reqs if _requirement(r) == requirement)
