@@ -245,7 +245,9 @@ def test_live_figures_are_labelled_and_priced_for_the_region() -> None:
     assert (doc["priceRegion"], doc["priceDate"]) == ("eu-west-1", "2026-11-23T10:00Z")
     assert p["cheapest"] == {"type": "m5.large", "hourly": 0.107}
     assert p["liveSpot"]["cheapest"] == {"type": "m5.large", "hourly": 0.04, "zone": "eu-west-1a"}
-    assert "live spot" in render_text(doc, "dev")
+    assert "live spot: cheapest m5.large $0.0400/h in eu-west-1a" in render_text(doc, "dev")
+    assert "| `general` | 1 | m5.large $0.0400/h in eu-west-1a |" in render_markdown(doc, "dev")
+    assert "Live spot prices (AWS Price List API" in render_markdown(doc, "dev")
     assert "fixed prices (control plane, NAT, EBS, KMS, logs) are us-east-1's" in doc["warnings"]
 
 
@@ -297,3 +299,21 @@ def test_the_plan_diff_carries_each_pools_ceiling_change() -> None:
     assert "**Cost change**" in text and "Fixed: $637.00 → $637.00/month" in text
     assert "| `general` | 389 → 389 | $27,922.50-$85,581.55 → $55,845.00-$171,163.10 |" in text
     assert "Cost change" not in render_diff_markdown(diff_plans(old, old))
+
+
+def test_cost_live_through_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import components.cost.live as live_module
+
+    def fake(region: str) -> LivePrices:
+        assert region == "eu-west-1"
+        return LivePrices(region, "2026-11-23T10:00Z", {"m5.large": 0.107}, {"m5.large": (0.04, "eu-west-1b")})
+
+    monkeypatch.setattr(live_module, "fetch_live_prices", fake)
+    doc = cost_json("--stack", "dev", "--live")
+    assert (doc["region"], doc["priceRegion"], doc["instancePrices"]) == \
+        ("eu-west-1", "eu-west-1", "live on-demand, with live spot")
+    (pool,) = doc["pools"]
+    assert pool["priced"] == 1 and pool["cheapest"] == {"type": "m5.large", "hourly": 0.107}
+    assert pool["liveSpot"]["cheapest"] == {"type": "m5.large", "hourly": 0.04, "zone": "eu-west-1b"}
+    (group,) = [f for f in doc["fixed"] if "workshop-spot: m5.large" in f["item"]]
+    assert "live spot" in group["item"] and group["hourly"] == 0.04

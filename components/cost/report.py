@@ -97,6 +97,17 @@ def render_markdown(doc: Doc, title: str) -> str:
         lines += ["Usage-dependent: " + "; ".join(f"{u['item']} ${u['price']}/{u['unit']}" for u in doc["perUnit"]),
                   ""]
     lines += ["Node pools, on-demand prices (spot costs less; only `--live` shows it):", "", *_pool_rows(doc)]
+    spot = [p for p in doc["pools"] if p.get("liveSpot")]
+    if spot:
+        lines += ["", f"Live spot prices ({doc['priceSource']}, fetched {doc['priceDate']}):", "",
+                  "| pool | types with a spot price | cheapest | $/vCPU-h | monthly at cpu limit |",
+                  "| --- | ---: | --- | --- | --- |"]
+        for p in spot:
+            live = p["liveSpot"]
+            best = live["cheapest"]
+            where = f"{best['type']} {_usd(best['hourly'], 4)}/h in {best['zone']}" if best else "n/a"
+            lines.append(f"| `{p['name']}` | {live['types']} | {where} | {_range(live['usdPerVcpuHour'], 4)} | "
+                         f"{_range(live['monthlyAtCpuLimit'])} |")
     if doc["warnings"]:
         lines += ["", *(f"- warning: {w}" for w in doc["warnings"])]
     return "\n".join(lines) + "\n"
