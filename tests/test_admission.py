@@ -171,3 +171,9 @@ def test_prods_general_pool_no_longer_admits_the_51_sized_bare_metal_types() -> 
         {"key": "karpenter.k8s.aws/instance-size", "operator": "NotIn", "values": ["metal", "24xlarge", "48xlarge"]}])
     gone = literal - fixed
     assert len(gone) == 51 and all(".metal-" in n for n in gone) and fixed < literal
+
+
+def test_documented_edges_of_categories_and_generations() -> None:
+    storage = admitted_names(**{**RELAXED, "instanceCategories": ["i"]})
+    assert "i4i.large" in storage and not {n for n in storage if n.startswith(("im4gn", "is4gen"))}
+    assert not {n for n in admitted_names(**{**RELAXED, "minGeneration": 6}) if n.startswith("x2")}
