@@ -1,10 +1,11 @@
-"""Command line: `python -m infra plan | schema | diff | import-legacy`."""
+"""Command line: `python -m infra plan | schema | diff | import-legacy | cost`."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from datetime import date
 from pathlib import Path
 
 import pulumi
@@ -45,6 +46,18 @@ def _parser() -> argparse.ArgumentParser:
                              "manifests: v1 NodePool and EC2NodeClass YAML")
     legacy.add_argument("--node-role", metavar="NAME", help="IAM role name for node classes without an "
                                                             "instanceProfile (required for manifests then)")
+    cost = sub.add_parser("cost", help="what a stack can cost: fixed items, per-unit prices, and each node pool's "
+                                        "admitted instance types, price range and ceiling at its cpu limit")
+    cost.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    cost.add_argument("--program", type=Path, default=REPO_ROOT,
+                      help="Pulumi project folder (default: this repo, priced from its validated config; another "
+                           "project is planned offline and its NodePools priced)")
+    cost.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    cost.add_argument("--live", action="store_true", help="fetch current on-demand and spot prices for the stack's "
+                      "region with your AWS credentials (needs `pip install 'eks-karpenter[live]'`)")
+    cost.add_argument("--types", action="store_true", help="also list every instance type each pool admits")
+    cost.add_argument("--as-of", type=date.fromisoformat, metavar="YYYY-MM-DD",
+                      help="price the control plane as of this day (standard or extended support; default: today)")
     return parser
 
 
@@ -149,7 +162,43 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "diff": cmd_diff, "import-legacy": cmd_import_legacy}
+def cmd_cost(args: argparse.Namespace) -> int:
+    from components.cost import estimate, inputs_from_config, inputs_from_plan
+    from components.cost.live import LiveError, fetch_live_prices
+    from components.cost.report import render_markdown as cost_markdown
+    from components.cost.report import render_text
+    from components.stack import load_stack_config
+    from infra.engine.runner import ProgramProject, read_stack_config
+
+    project = ProgramProject.load(args.program.resolve())
+    stack_file = project.stack_file(args.stack)
+    flat = read_stack_config(stack_file, project.name)
+    if project.root == REPO_ROOT.resolve():
+        source = str(stack_file.relative_to(project.root))
+        inputs = inputs_from_config(load_stack_config(flat, source, project=project.name))
+    else:  # another program: its NodePools and priced resources, from its offline plan
+        doc = plan_with_references(args.program, args.stack, REPO_ROOT)
+        inputs = inputs_from_plan(doc.resources, flat.get("aws:region", "us-east-1"))
+    live = None
+    if args.live:
+        try:
+            live = fetch_live_prices(inputs.region)
+        except LiveError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+    doc_ = estimate(inputs, args.as_of or date.today(), live, types=args.types)
+    title = f"{project.name} / {args.stack}"
+    if args.format == "json":
+        sys.stdout.write(json.dumps(doc_, indent=2) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(cost_markdown(doc_, title))
+    else:
+        sys.stdout.write(render_text(doc_, title))
+    return 0
+
+
+COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "diff": cmd_diff, "import-legacy": cmd_import_legacy,
+            "cost": cmd_cost}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -150,6 +150,46 @@ def check_spot_interruption(resources: Iterable[tuple[str, Mapping[str, Any]]]) 
     return found
 
 
+DEFAULT_MAX_MONTHLY_AT_CPU_LIMIT = 100_000.0
+"""USD a month one NodePool may reach at its cpu limit on its dearest admitted vCPUs (on-demand list prices)."""
+
+
+def max_monthly_at_cpu_limit(config: Mapping[str, Any]) -> float:
+    """The policy config `maxMonthlyAtCpuLimit` (USD), or the default."""
+    configured = config.get("maxMonthlyAtCpuLimit")
+    if isinstance(configured, int | float) and not isinstance(configured, bool):
+        return float(configured)
+    return DEFAULT_MAX_MONTHLY_AT_CPU_LIMIT
+
+
+def check_pool_cost(resources: Iterable[tuple[str, Mapping[str, Any]]], cap: float) -> list[str]:
+    """No NodePool can cost more than `cap` a month at its cpu limit (`monthlyAtCpuLimit.max` of `infra cost`:
+    cpu limit x the dearest on-demand price per vCPU it admits x 730 h), and every pool has a cpu limit."""
+    # The catalogue ships with the library this pack runs beside (its virtualenv is the project's).
+    from components.catalogue import ami_family_of
+    from components.cost.estimate import PoolSpec, pool_figures
+
+    resources = list(resources)
+    families = {_dig(p, "metadata", "name"): ami_family_of(p) for t, p in resources if t == EC2NODECLASS}
+    found = []
+    for t, p in resources:
+        if t != NODEPOOL or not isinstance(_dig(p, "spec", "template", "spec", "requirements"), Sequence):
+            continue
+        name = _dig(p, "metadata", "name") or "?"
+        figures = pool_figures(PoolSpec(name, p, families.get(_dig(p, "spec", "template", "spec", "nodeClassRef",
+                                                                   "name"))))
+        ceiling = figures["monthlyAtCpuLimit"]
+        if figures["cpuLimit"] is None:
+            found.append(f"NodePool {name} has no spec.limits.cpu: what it can cost is unbounded (cap: "
+                         f"${cap:,.0f}/month)")
+        elif ceiling and ceiling["max"] > cap:
+            found.append(f"NodePool {name} can cost ${ceiling['max']:,.2f}/month at its cpu limit "
+                         f"({figures['cpuLimit']} vCPU on its dearest admitted type, on-demand), over the cap of "
+                         f"${cap:,.0f}: lower spec.limits.cpu, narrow its instance types, or raise "
+                         "maxMonthlyAtCpuLimit")
+    return found
+
+
 # --- IAM ----------------------------------------------------------------------------------------------------
 
 
@@ -247,6 +287,12 @@ def _validate_spot(args: StackValidationArgs, report_violation: ReportViolation)
         report_violation(message, None)
 
 
+def _validate_pool_cost(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    cap = max_monthly_at_cpu_limit(args.get_config())
+    for message in check_pool_cost(((r.resource_type, r.props) for r in args.resources), cap):
+        report_violation(message, None)
+
+
 MANDATORY = EnforcementLevel.MANDATORY
 
 POLICIES = [
@@ -272,5 +318,11 @@ POLICIES = [
         description="If a NodePool may use spot, the stack has an SQS interruption queue that the Karpenter "
                     "release names in settings.interruptionQueue.",
         validate=_validate_spot, enforcement_level=MANDATORY),
+    StackValidationPolicy(
+        name="nodepool-cost-ceiling",
+        description="No NodePool can cost more a month at its cpu limit (on its dearest admitted vCPUs, on-demand) "
+                    f"than maxMonthlyAtCpuLimit USD (default {DEFAULT_MAX_MONTHLY_AT_CPU_LIMIT:,.0f}).",
+        validate=_validate_pool_cost, enforcement_level=MANDATORY,
+        config_schema=PolicyConfigSchema(properties={"maxMonthlyAtCpuLimit": {"type": "number", "minimum": 0}})),
 ]
 """Every policy of the pack, in the order they are reported."""

@@ -246,19 +246,22 @@ def run_resource_policy(name: str, type_: str, props: Mapping[str, Any], stack: 
     return violations
 
 
-def run_stack_policy(name: str, resources: list[tuple[str, dict[str, Any]]]) -> list[str]:
+def run_stack_policy(name: str, resources: list[tuple[str, dict[str, Any]]],
+                     config: Mapping[str, Any] | None = None) -> list[str]:
     wrapped = [PolicyResource(t, unknown_checking_proxy(p), f"urn:pulumi:dev::p::{t}::r{i}", f"r{i}", _opts(), None,
                               None, [], {}) for i, (t, p) in enumerate(resources)]
     violations: list[str] = []
-    _policy(name).validate(StackValidationArgs(wrapped), lambda message, urn=None: violations.append(message))
+    _policy(name).validate(StackValidationArgs(wrapped, config),
+                           lambda message, urn=None: violations.append(message))
     return violations
 
 
 def test_pack_policies_have_unique_names_and_kinds() -> None:
     names = [p.name for p in g.POLICIES]
-    assert len(names) == len(set(names)) == 5
-    assert isinstance(_policy("spot-needs-interruption-queue"), StackValidationPolicy)
-    assert all(isinstance(p, ResourceValidationPolicy) for p in g.POLICIES if p.name != "spot-needs-interruption-queue")
+    assert len(names) == len(set(names)) == 6
+    stack_policies = ("spot-needs-interruption-queue", "nodepool-cost-ceiling")
+    assert all(isinstance(_policy(name), StackValidationPolicy) for name in stack_policies)
+    assert all(isinstance(p, ResourceValidationPolicy) for p in g.POLICIES if p.name not in stack_policies)
 
 
 def test_resource_policies_report_through_the_analyzer_interface() -> None:
@@ -320,4 +323,49 @@ def test_committed_stacks_pass_the_guardrails_offline(stack: str) -> None:
             found += [f"{r.name}: {m}" for m in check(r.type, r.inputs)]
         found += [f"{r.name}: {m}" for m in g.check_cluster(r.type, r.inputs, required)]
     found += g.check_spot_interruption((r.type, r.inputs) for r in plan.resources)
+    found += g.check_pool_cost(((r.type, r.inputs) for r in plan.resources), g.DEFAULT_MAX_MONTHLY_AT_CPU_LIMIT)
     assert found == []
+
+
+# --- the cost ceiling ---------------------------------------------------------------------------------------------
+
+def _priced_pool(cpu: str | None, families: list[str]) -> dict[str, Any]:
+    pool = nodepool(name="web", capacity=["spot", "on-demand"], limits={"cpu": cpu} if cpu else {"memory": "1Ti"})
+    pool["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": families})
+    return pool
+
+
+def test_pool_cost_ceiling_uses_the_dearest_vcpu_at_the_cpu_limit() -> None:
+    from components.catalogue import load_catalogue
+
+    m5 = [t for t in load_catalogue() if t.family == "m5" and t.on_demand_hourly]
+    dearest = max(t.on_demand_hourly / t.vcpus for t in m5 if t.on_demand_hourly)
+    at_limit = 1000 * dearest * 730
+    pool = _priced_pool("1000", ["m5"])
+    assert g.check_pool_cost([(NODEPOOL, pool)], at_limit + 1) == []
+    (found,) = g.check_pool_cost([(NODEPOOL, pool)], at_limit - 1)
+    assert found.startswith(f"NodePool web can cost ${at_limit:,.2f}/month at its cpu limit (1000 vCPU")
+    (found,) = g.check_pool_cost([(NODEPOOL, _priced_pool(None, ["m5"]))], 1e9)
+    assert "has no spec.limits.cpu" in found
+
+
+def test_pool_cost_ceiling_joins_the_node_class_and_reads_its_config() -> None:
+    name = "nodepool-cost-ceiling"
+    assert max_config_default() == 100_000
+    big = _priced_pool("100000", ["m5"])
+    assert run_stack_policy(name, [(NODEPOOL, big)])  # default cap
+    assert run_stack_policy(name, [(NODEPOOL, big)], {"maxMonthlyAtCpuLimit": 1e12}) == []
+    assert run_stack_policy(name, [(NODEPOOL, _priced_pool("10", ["m5"]))], {"maxMonthlyAtCpuLimit": 1}) != []
+    windows = nodepool(name="win", capacity=["on-demand"], limits={"cpu": "10"})
+    windows["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]})
+    win_class = nodeclass(ami={"alias": "windows2022@latest"})
+    # With its Windows class the pool admits types (and is priced); without it, it would admit none.
+    assert g.check_pool_cost([(NODEPOOL, windows), (EC2NODECLASS, win_class)], 1)
+    assert g.check_pool_cost([(NODEPOOL, windows)], 1) == []
+    assert _policy(name).config_schema.properties == {"maxMonthlyAtCpuLimit": {"type": "number", "minimum": 0}}
+
+
+def max_config_default() -> float:
+    return float(g.max_monthly_at_cpu_limit({}))

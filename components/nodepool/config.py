@@ -265,17 +265,21 @@ class NodePoolConfig(Model):
     """Operating systems; must match the node class's AMI family."""
     instance_categories: Annotated[list[Category], AfterValidator(_unique)] | None = Field(
         default_factory=lambda: ["c", "m", "r"], min_length=1)
-    """Instance categories (c = compute, m = general, r = memory, ...). The default is left out when
-    `instanceFamilies` or `instanceTypes` pin the choice; `null` removes it."""
+    """Instance categories (c = compute, m = general, r = memory, ...), matched exactly as Karpenter labels them:
+    `i` does not include `im4gn` (category `im`) or `is4gen` (`is`), and `m` does not include `mac`. The default
+    is left out when `instanceFamilies` or `instanceTypes` pin the choice; `null` removes it."""
     min_generation: int | None = Field(3, ge=1, le=99)
-    """Oldest instance generation allowed (3 = no m1/m2/c1...). Left out by default when `instanceFamilies` or
+    """Oldest instance generation allowed (3 = no m1/m2/c1...), the digit in the family name: `x2iedn` is
+    generation 2, so `minGeneration: 6` leaves it out. Left out by default when `instanceFamilies` or
     `instanceTypes` pin the choice; `null` removes it."""
     instance_families: Annotated[list[InstanceFamily], AfterValidator(_unique)] | None = Field(None, min_length=1)
     """Only these families, e.g. `[m7i, m6i, c7g]`."""
     instance_sizes: Annotated[list[InstanceSize], AfterValidator(_unique)] | None = Field(None, min_length=1)
-    """Only these sizes, e.g. `[large, xlarge, 2xlarge]`."""
+    """Only these sizes, e.g. `[large, xlarge, 2xlarge]`. `metal` means every bare-metal size (`metal`,
+    `metal-24xl`, `metal-48xl`, ...: the ones the shipped instance-type catalogue knows)."""
     exclude_instance_sizes: Annotated[list[InstanceSize], AfterValidator(_unique)] | None = Field(None, min_length=1)
-    """Never these sizes, e.g. `[metal, nano, micro]`."""
+    """Never these sizes, e.g. `[metal, nano, micro]`. `metal` means every bare-metal size (`metal`,
+    `metal-24xl`, `metal-48xl`, ...: the ones the shipped instance-type catalogue knows)."""
     instance_types: Annotated[list[InstanceType], AfterValidator(_unique)] | None = Field(None, min_length=1)
     """Only these instance types. Prefer families and sizes: a short list limits spot capacity."""
     zones: Annotated[list[AvailabilityZone], AfterValidator(_unique)] | None = Field(None, min_length=1)

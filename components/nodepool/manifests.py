@@ -6,6 +6,7 @@ are strings, and requirements list the shortcuts first, then the raw `requiremen
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,35 @@ class Req:
         return out
 
 
+METAL = "metal"
+"""The friendly size that means every bare-metal size (see `expand_sizes`)."""
+
+
+@functools.cache
+def metal_sizes() -> tuple[str, ...]:
+    """Every bare-metal `instance-size` value in the catalogue: `metal` and the sized ones (`metal-24xl`, ...)."""
+    from components.catalogue import load_catalogue
+    from components.catalogue.model import SIZE as CATALOGUE_SIZE
+
+    sizes = load_catalogue().values(CATALOGUE_SIZE)
+    return (METAL, *(s for s in sizes if s.startswith(f"{METAL}-")))
+
+
+def expand_sizes(sizes: Iterable[str]) -> tuple[str, ...]:
+    """Friendly sizes as Karpenter's size label needs them: `metal` stands for every bare-metal size.
+
+    Karpenter labels most bare-metal types `metal`, but the newer ones `metal-24xl`, `metal-48xl`, ...; a user who
+    writes `metal` means all of them. The expansion lists the sizes known to the catalogue (Karpenter v1.14.1
+    data), in place of `metal`, without duplicates; other sizes are kept as written.
+    """
+    out: list[str] = []
+    for size in sizes:
+        for value in (metal_sizes() if size == METAL else (size,)):
+            if value not in out:
+                out.append(value)
+    return tuple(out)
+
+
 def _pinned(cfg: NodePoolConfig) -> bool:
     """Whether the user chose instance families or types, which makes the category/generation defaults moot."""
     raw = any(r.key in (FAMILY, INSTANCE_TYPE) and r.operator == "In" for r in cfg.requirements)
@@ -78,9 +108,9 @@ def _shortcuts(cfg: NodePoolConfig) -> Iterator[Req]:
     if cfg.instance_families:
         yield Req(FAMILY, "In", tuple(cfg.instance_families), source="instanceFamilies")
     if cfg.instance_sizes:
-        yield Req(SIZE, "In", tuple(cfg.instance_sizes), source="instanceSizes")
+        yield Req(SIZE, "In", expand_sizes(cfg.instance_sizes), source="instanceSizes")
     if cfg.exclude_instance_sizes:
-        yield Req(SIZE, "NotIn", tuple(cfg.exclude_instance_sizes), source="excludeInstanceSizes")
+        yield Req(SIZE, "NotIn", expand_sizes(cfg.exclude_instance_sizes), source="excludeInstanceSizes")
     if cfg.instance_types:
         yield Req(INSTANCE_TYPE, "In", tuple(cfg.instance_types), source="instanceTypes")
     if cfg.zones:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import yaml
 
 from components._model import Issue, Path
+from components.nodepool.admission import admission_issues, admission_warnings
 from components.nodepool.config import (
     ALIAS_FAMILIES,
     ARCH,
@@ -24,7 +25,7 @@ from components.nodepool.config import (
     NodeClassConfig,
     NodePoolConfig,
 )
-from components.nodepool.manifests import SHORTCUT_KEYS, Req, allowed_values, pool_requirements
+from components.nodepool.manifests import SHORTCUT_KEYS, Req, allowed_values, expand_sizes, pool_requirements
 
 _NUMERIC = ("Gt", "Lt", "Gte", "Lte")
 _KNOWN_VALUES: dict[str, tuple[str, ...]] = {
@@ -46,8 +47,10 @@ def validate_node_config(pools: Sequence[NodePoolConfig], classes: Sequence[Node
     by_name = {c.name: c for c in classes}
     for i, pool in enumerate(pools):
         at = at_pools + (i,)
-        issues += _pool_issues(pool, at)
-        issues += _pool_context_issues(pool, by_name, zones, interruption_handled, at)
+        found = _pool_issues(pool, at) + _pool_context_issues(pool, by_name, zones, interruption_handled, at)
+        issues += found
+        if not found:  # what a well-formed pool can launch (a malformed one has its own errors)
+            issues += admission_issues(pool, by_name[pool.node_class], at)
     return issues
 
 
@@ -345,9 +348,10 @@ def _instance_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
     issues: list[Issue] = []
     if pool.min_cpu is not None and pool.max_cpu is not None and pool.min_cpu > pool.max_cpu:
         issues.append(Issue(at + ("minCpu",), f"must not exceed maxCpu ({pool.max_cpu})", pool.min_cpu))
-    sizes, excluded = set(pool.instance_sizes or ()), set(pool.exclude_instance_sizes or ())
+    sizes = set(expand_sizes(pool.instance_sizes or ()))
+    excluded = set(expand_sizes(pool.exclude_instance_sizes or ()))
     for k, size in enumerate(pool.exclude_instance_sizes or ()):
-        if size in sizes:
+        if size in (pool.instance_sizes or ()):
             issues.append(Issue(at + ("excludeInstanceSizes", k), "also listed in instanceSizes", size))
 
     rendered = {r.source: r for r in pool_requirements(pool) if isinstance(r.source, str)}
@@ -488,4 +492,5 @@ def warnings_for(pools: Sequence[NodePoolConfig], classes: Sequence[NodeClassCon
         spot = "spot" in allowed_values(pool_requirements(pool), CAPACITY_TYPE, _KNOWN_VALUES[CAPACITY_TYPE])
         if pool.spot_without_interruption_handling and spot:
             out.append(f"{where}: spot without interruption handling: reclaimed nodes vanish with their pods")
+    out += admission_warnings(pools, classes)
     return out

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from infra.engine.cost import diff_cost_lines
 from infra.engine.document import PlanDocument, PlannedResource
 from infra.engine.replacements import (
     DELETE_FIRST_WHEN_SET,
@@ -107,6 +108,8 @@ class PlanDiff:
     knock_on: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Replaced URN -> URNs that depend on it (and are not replaced or deleted themselves): at apply time the
     new id or ARN reaches them, which the offline plan's name-derived placeholders cannot show."""
+    cost: tuple[str, ...] = ()
+    """The cost section: how the fixed monthly cost and each pool's ceiling change (see infra/engine/cost.py)."""
 
     def counts(self) -> dict[Op, int]:
         found = Counter(c.op for c in self.changes)
@@ -153,7 +156,7 @@ def diff_plans(old: PlanDocument, new: PlanDocument) -> PlanDiff:
                 changes.append(change)
     return PlanDiff(project=new.project, stack=new.stack, base_stack=old.stack, changes=tuple(changes),
                     unchanged=unchanged, aliased=tuple(sorted((o, n) for n, o in moved.items())),
-                    knock_on=_knock_on(changes, new))
+                    knock_on=_knock_on(changes, new), cost=diff_cost_lines(old, new) if changes else ())
 
 
 def _aliases(before: dict[str, PlannedResource], after: dict[str, PlannedResource]) -> dict[str, str]:
@@ -383,6 +386,7 @@ def render_diff_markdown(diff: PlanDiff) -> str:
                 lines.append(f"- {_code(p.label)}: {_code(old)} → {_code(new)}{flag}")
             lines.append("")
         lines.append("</details>")
+    lines += diff.cost
     return "\n".join(lines) + "\n"
 
 

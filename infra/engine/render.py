@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from infra.engine.cost import plan_cost_lines
 from infra.engine.document import PlanDocument, PlannedResource
 
 # The inputs worth a glance per type; everything else is in --format json.
@@ -79,6 +80,7 @@ def render_markdown(doc: PlanDocument) -> str:
         cell = _key_inputs(r).replace("|", "\\|")
         lines.append(f"| `{r.type}` | `{r.name}` | {cell} |")
     lines += ["", "</details>"]
+    lines += plan_cost_lines(doc)
     if doc.warnings:
         lines += ["", "**Warnings**", ""] + [f"- {w}" for w in doc.warnings]
     return "\n".join(lines) + "\n"

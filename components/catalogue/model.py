@@ -1,0 +1,115 @@
+"""The shipped instance-type catalogue: typed rows over `instance-types.json` (see generate.py for provenance)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).with_name("instance-types.json")
+
+CATEGORY = "karpenter.k8s.aws/instance-category"
+FAMILY = "karpenter.k8s.aws/instance-family"
+GENERATION = "karpenter.k8s.aws/instance-generation"
+SIZE = "karpenter.k8s.aws/instance-size"
+CPU = "karpenter.k8s.aws/instance-cpu"
+MEMORY = "karpenter.k8s.aws/instance-memory"
+HYPERVISOR = "karpenter.k8s.aws/instance-hypervisor"
+GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
+ARCH = "kubernetes.io/arch"
+OS = "kubernetes.io/os"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+
+
+@dataclass(frozen=True, eq=False)
+class InstanceType:
+    """One EC2 instance type as Karpenter sees it."""
+
+    name: str
+    labels: Mapping[str, str]
+    """Every label Karpenter puts on a node of this type (absent keys: the type has no such property)."""
+    cpu_millis: int
+    """Allocatable CPU after Karpenter's overhead model, millicores."""
+    memory_mib: int
+    """Allocatable memory after Karpenter's overhead model (AL2023), MiB."""
+    pods: int
+    """Maximum pods (ENI-limited)."""
+    ephemeral_storage_mib: int
+    extended: Mapping[str, int]
+    """Extended resources (`nvidia.com/gpu`, `vpc.amazonaws.com/efa`, ...)."""
+    on_demand_hourly: float | None
+    """On-demand Linux price in USD per hour from the catalogue's price table; None where it has none."""
+
+    @property
+    def vcpus(self) -> int:
+        return int(self.labels[CPU])
+
+    @property
+    def memory_gib(self) -> float:
+        return int(self.labels[MEMORY]) / 1024
+
+    @property
+    def arch(self) -> str:
+        return self.labels[ARCH]
+
+    @property
+    def family(self) -> str:
+        return self.labels[FAMILY]
+
+
+@dataclass(frozen=True, eq=False)
+class Catalogue:
+    """All instance types, with the provenance every figure taken from them must be printed with."""
+
+    types: tuple[InstanceType, ...]
+    source: str
+    karpenter_version: str
+    price_region: str
+    price_date: str
+    currency: str
+    label_keys: frozenset[str]
+    """Every label key some type carries: requirements on other keys do not restrict the instance type."""
+
+    def __iter__(self) -> Iterator[InstanceType]:
+        return iter(self.types)
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+    @functools.cached_property
+    def by_name(self) -> dict[str, InstanceType]:
+        return {t.name: t for t in self.types}
+
+    def values(self, key: str) -> list[str]:
+        """Every value of a label across the catalogue, sorted."""
+        return sorted({t.labels[key] for t in self.types if key in t.labels})
+
+    def provenance(self) -> str:
+        """One line to print with every figure taken from the catalogue."""
+        return (f"instance types and {self.price_region} on-demand prices from Karpenter v{self.karpenter_version} "
+                f"data generated {self.price_date}")
+
+
+def _row(label_keys: list[str], row: list[Any]) -> InstanceType:
+    name, values, cpu, memory, pods, storage, extended, price = row
+    labels = {k: v for k, v in zip(label_keys, values, strict=True) if v is not None}
+    return InstanceType(name, labels, cpu, memory, pods, storage, extended, price)
+
+
+def parse_catalogue(text: str) -> Catalogue:
+    doc = json.loads(text)
+    keys = list(doc["labels"])
+    return Catalogue(
+        types=tuple(_row(keys, row) for row in doc["types"]),
+        source=doc["source"], karpenter_version=doc["karpenterVersion"], price_region=doc["priceRegion"],
+        price_date=doc["priceDate"], currency=doc["currency"], label_keys=frozenset(keys),
+    )
+
+
+@functools.cache
+def load_catalogue() -> Catalogue:
+    """The catalogue shipped in the package (parsed once per process)."""
+    return parse_catalogue(DATA.read_text())
