@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from components.catalogue import Catalogue, InstanceType, Requirement, admitted_for
 from components.catalogue.model import ARCH, MEMORY, OS
 from components.nodepool.manifests import render_node_class, render_node_pool
-from components.stack import StackConfig
 from components.simulate.workload import Deployment, Workload, cpu_millis, memory_bytes, quantity
+from components.stack import StackConfig
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE = "karpenter.sh/capacity-type"

@@ -247,11 +247,10 @@ def parse_workload(text: str, source: str) -> Workload:
         data, lines = _compose_with_lines(text)
     except ValueError as exc:
         line, message, path = exc.args[0]
-        raise WorkloadError(source, [(line, Issue(path, message, has_value=False) if path else
-                                      Issue((), message))]) from None
+        raise WorkloadError(source, [(line, Issue(path, message, has_value=False))]) from None
     if not isinstance(data, dict):
         raise WorkloadError(source, [(_line_of(lines, ()), Issue(
-            (), f"expected a mapping with a `deployments:` list (got {show(data)})"))])
+            (), f"expected a mapping with a `deployments:` list (got {show(data)})", has_value=False))])
     try:
         workload = Workload.model_validate(data)
     except ValidationError as err:
@@ -269,7 +268,7 @@ def load_workload(path: str) -> Workload:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except OSError as exc:
-        raise WorkloadError(path, [(None, Issue((), exc.strerror or str(exc)))]) from None
+        raise WorkloadError(path, [(None, Issue((), exc.strerror or str(exc), has_value=False))]) from None
     except UnicodeDecodeError:
-        raise WorkloadError(path, [(None, Issue((), "not UTF-8 text"))]) from None
+        raise WorkloadError(path, [(None, Issue((), "not UTF-8 text", has_value=False))]) from None
     return parse_workload(text, path)
