@@ -178,10 +178,40 @@ def fits_count(t: InstanceType, cpu: int, memory: int, pods: int, pod: Pod) -> i
     return n
 
 
-def check(pool: Pool, pod: Pod, overhead: Overhead, label_keys: frozenset[str]
-          ) -> tuple[tuple[InstanceType, ...] | None, Refusal | None, bool]:
+def _largest_first(types: tuple[InstanceType, ...]) -> tuple[InstanceType, ...]:
+    return tuple(sorted(types, key=lambda t: (-t.cpu_millis, -t.memory_mib, -t.pods)))
+
+
+Check = tuple[tuple[InstanceType, ...] | None, Refusal | None, bool]
+
+
+def check(pool: Pool, pod: Pod, overhead: Overhead, label_keys: frozenset[str]) -> Check:
     """(candidate types, refusal, relaxed): the types a node of `pool` may be for `pod`, or why none; `relaxed`
-    when the pod only fits by tolerating a `PreferNoSchedule` taint."""
+    when the pod only fits by tolerating a `PreferNoSchedule` taint. Unrestricted candidates are `pool.types`
+    itself (so callers can skip intersecting)."""
+    types, refusal, relaxed = eligible(pool, pod, label_keys)
+    if types is None:
+        return types, refusal, relaxed
+    return fitting(types, pod, overhead), None, relaxed
+
+
+def fitting(types: tuple[InstanceType, ...], pod: Pod, overhead: Overhead,
+            largest: tuple[InstanceType, ...] | None = None) -> tuple[InstanceType, ...] | None:
+    """`types` if one of them holds the pod (after DaemonSet requests), else None."""
+    # Largest first: a pod that fits anywhere fits the first type tried.
+    order = largest if largest is not None else _largest_first(types)
+    if any(fits_count(t, overhead.cpu, overhead.memory, overhead.pods, pod) for t in order):
+        return types
+    return None
+
+
+def size_refusal(overhead: Overhead) -> Refusal:
+    return Refusal("size", "pod larger than any admitted type" + (
+        " (after DaemonSet requests)" if overhead.cpu or overhead.memory else ""))
+
+
+def eligible(pool: Pool, pod: Pod, label_keys: frozenset[str]) -> Check:
+    """`check` without the size: depends only on the pod's selector and tolerations (cached per pool by callers)."""
     relaxed = False
     tolerations = pod.deployment_spec.tolerations
     for taint in pool.taints:
@@ -203,15 +233,13 @@ def check(pool: Pool, pod: Pod, overhead: Overhead, label_keys: frozenset[str]
         if any(not _requirement_admits(r, value) for r in reqs):
             return None, Refusal(kind, f"requirements do not allow {key}={value}"), False
         if key in label_keys and key != OS:
-            types = tuple(t for t in types if t.labels.get(key) == value)
-            if not types:
+            kept = tuple(t for t in types if t.labels.get(key) == value)
+            if not kept:
                 what = f"architecture {value}" if key == ARCH else f"{key}={value}"
                 return None, Refusal(kind if key == ARCH else "type", f"no admitted type has {what}"), False
+            types = types if len(kept) == len(types) else kept
         elif not reqs and key not in label_keys and value not in pool.offerings.get(key, frozenset()):
             return None, Refusal("label", f"no label {key}={value}"), False
-    if not any(fits_count(t, overhead.cpu, overhead.memory, overhead.pods, pod) for t in types):
-        return None, Refusal("size", "pod larger than any admitted type" + (
-            " (after DaemonSet requests)" if overhead.cpu or overhead.memory else "")), False
     return types, None, relaxed
 
 
@@ -234,52 +262,77 @@ def capacity(t: InstanceType | None, key: str) -> int:
 class _Node:
     pool: Pool
     candidates: tuple[InstanceType, ...]
+    """Types that hold the node's pods, cheapest first; pruned as pods arrive (usage only grows, so a type that
+    cannot hold them now never will)."""
     cpu: int
     memory: int
     pods: int
     type: InstanceType | None = None
     placed: Counter[str] = field(default_factory=Counter)
+    bound: tuple[int, int, int] = (0, 0, 0)
+    """Largest allocatable cpu, memory and pods among the candidates: a quick no for full nodes."""
 
 
 @dataclass
 class _PoolState:
     pool: Pool
     used: dict[str, int]
+    caps: dict[int, tuple[int, ...]] = field(default_factory=dict)
+
+    def _cap(self, t: InstanceType | None) -> tuple[int, ...]:
+        if t is None:
+            return tuple(0 for _ in self.pool.limits)
+        got = self.caps.get(id(t))
+        if got is None:
+            got = self.caps[id(t)] = tuple(capacity(t, k) for k in self.pool.limits)
+        return got
 
     def allows(self, old: InstanceType | None, new: InstanceType) -> bool:
-        return all(self.used.get(k, 0) - capacity(old, k) + capacity(new, k) <= limit
-                   for k, limit in self.pool.limits.items())
+        if not self.pool.limits:
+            return True
+        before, after = self._cap(old), self._cap(new)
+        return all(self.used.get(k, 0) - b + a <= limit
+                   for (k, limit), b, a in zip(self.pool.limits.items(), before, after, strict=True))
 
     def swap(self, old: InstanceType | None, new: InstanceType) -> None:
-        for k in self.pool.limits:
-            self.used[k] = self.used.get(k, 0) - capacity(old, k) + capacity(new, k)
+        for k, b, a in zip(self.pool.limits, self._cap(old), self._cap(new), strict=True):
+            self.used[k] = self.used.get(k, 0) - b + a
 
 
-def _intersect(a: tuple[InstanceType, ...], b: tuple[InstanceType, ...]) -> tuple[InstanceType, ...]:
-    if a is b:
-        return a
-    keep = {id(t) for t in b}
-    return tuple(t for t in a if id(t) in keep)
+def _bound(types: tuple[InstanceType, ...]) -> tuple[int, int, int]:
+    if not types:
+        return (0, 0, 0)
+    return (max(t.cpu_millis for t in types), max(t.memory_mib for t in types) * MIB, max(t.pods for t in types))
 
 
 def _add(node: _Node, state: _PoolState, types: tuple[InstanceType, ...], pod: Pod, wanted: int) -> int:
     """Put up to `wanted` pods on the node; returns how many it took (its type becomes the cheapest that holds
     them within the pool's limits)."""
-    cand = _intersect(node.candidates, types)
+    cpu_max, mem_max, pods_max = node.bound
+    if node.cpu + pod.cpu > cpu_max or node.memory + pod.memory > mem_max or node.pods + 1 > pods_max:
+        return 0
+    if types is node.pool.types:
+        cand = node.candidates
+    else:
+        keep = {id(t) for t in types}
+        cand = tuple(t for t in node.candidates if id(t) in keep)
     best = 0
     for t in cand:
-        if state.allows(node.type, t):
-            best = max(best, fits_count(t, node.cpu, node.memory, node.pods, pod))
+        k = fits_count(t, node.cpu, node.memory, node.pods, pod)
+        if k > best and state.allows(node.type, t):
+            best = k
             if best >= wanted:
                 break
     take = min(best, wanted)
     if take <= 0:
         return 0
     cpu, memory, pods = node.cpu + take * pod.cpu, node.memory + take * pod.memory, node.pods + take
-    new = next(t for t in cand if state.allows(node.type, t) and t.cpu_millis >= cpu
-               and t.memory_mib * MIB >= memory and t.pods >= pods)
+    kept = tuple(t for t in cand if t.cpu_millis >= cpu and t.memory_mib * MIB >= memory and t.pods >= pods
+                 and state.allows(node.type, t))
+    new = kept[0]
     state.swap(node.type, new)
-    node.candidates, node.cpu, node.memory, node.pods, node.type = cand, cpu, memory, pods, new
+    node.candidates, node.cpu, node.memory, node.pods, node.type = kept, cpu, memory, pods, new
+    node.bound = _bound(kept)
     node.placed[pod.deployment] += take
     return take
 
@@ -394,6 +447,9 @@ def schedule(pools: Sequence[Pool], workload: Workload, label_keys: frozenset[st
     ordered = order_pools(pools)
     overhead = Overhead.of(workload)
     states = {p.name: _PoolState(p, {}) for p in ordered}
+    bounds = {p.name: _bound(p.types) for p in ordered}
+    checked: dict[tuple[object, ...], Check] = {}
+    largest: dict[int, tuple[InstanceType, ...]] = {}
     nodes: list[_Node] = []
     unschedulable: list[Unschedulable] = []
     pods = sorted((Pod.of(d) for d in workload.deployments if d.replicas),
@@ -403,7 +459,15 @@ def schedule(pools: Sequence[Pool], workload: Workload, label_keys: frozenset[st
         relaxed: list[tuple[Pool, tuple[InstanceType, ...]]] = []
         refusals: dict[str, Refusal] = {}
         for pool in ordered:
-            types, refusal, soft = check(pool, pod, overhead, label_keys)
+            key = (pool.name, pod.selector, tuple(pod.deployment_spec.tolerations))
+            if key not in checked:
+                checked[key] = eligible(pool, pod, label_keys)
+            types, refusal, soft = checked[key]
+            if types is not None:
+                if id(types) not in largest:
+                    largest[id(types)] = _largest_first(types)
+                types = fitting(types, pod, overhead, largest[id(types)])
+                refusal = None if types is not None else size_refusal(overhead)
             if types is None:
                 assert refusal is not None
                 refusals[pool.name] = refusal
@@ -420,7 +484,8 @@ def schedule(pools: Sequence[Pool], workload: Workload, label_keys: frozenset[st
                 left -= _add(node, states[node.pool.name], types, pod, left)
         while left:
             for pool, types in choices:
-                node = _Node(pool, pool.types, overhead.cpu, overhead.memory, overhead.pods)
+                node = _Node(pool, pool.types, overhead.cpu, overhead.memory, overhead.pods,
+                             bound=bounds[pool.name])
                 took = _add(node, states[pool.name], types, pod, left)
                 if took:
                     nodes.append(node)
