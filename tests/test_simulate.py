@@ -402,3 +402,14 @@ def test_python_m_infra_simulate_end_to_end(tmp_path: Path) -> None:
                           capture_output=True, text=True, cwd=REPO, check=False)
     assert (proc.returncode, proc.stdout) == (1, "")
     assert "Traceback" not in proc.stderr and f"{bad}:5: deployments[0].cpu: duplicate key" in proc.stderr
+
+
+def test_readme_sample_is_the_commands_output(capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)  # the sample names the workload file relative to the repository
+    readme = (REPO / "README.md").read_text()
+    marker = "Sample (`--stack prod --workload examples/workloads/web-batch.yaml`):\n\n```\n"
+    assert marker in readme
+    sample = readme.split(marker, 1)[1].split("\n```\n", 1)[0]
+    rc, out, _ = run(capsys, "--stack", "prod", "--workload", "examples/workloads/web-batch.yaml")
+    assert rc == 0 and out.rstrip("\n") == sample, "regenerate the README sample"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,7 +118,7 @@ def render_text(sim: Simulation) -> str:
     d = to_data(sim)
     out = [f"simulate: stack {d['stack']} ({d['region']}), workload {d['workload']['file']}: "
            f"{_plural(d['workload']['deployments'], 'deployment')}, {_plural(d['workload']['pods'], 'pod')}",
-           f"heuristic: {HEURISTIC}", ""]
+           textwrap.fill(f"heuristic: {HEURISTIC}", width=116, subsequent_indent="  "), ""]
     k = d["karpenter"]
     out.append(f"Karpenter: {_plural(k['nodeCount'], 'node')}, {_usd(k['hourly'])}/h, {_usd(k['monthly'], 2)}/month "
                "(on-demand ceiling)")
