@@ -205,6 +205,15 @@ def test_selector_must_match_template_labels_and_requirements() -> None:
     assert placed(schedule([on_demand], workload(dep(nodeSelector={"karpenter.sh/nodepool": "od"})), KEYS))
 
 
+def test_capacity_type_selectors_narrow_the_node_and_do_not_mix() -> None:
+    general = pool("general")
+    w = workload(dep("od", 1, nodeSelector={"karpenter.sh/capacity-type": "on-demand"}),
+                 dep("spot", 1, nodeSelector={"karpenter.sh/capacity-type": "spot"}), dep("any", 1))
+    [p] = schedule([general], w, KEYS).pools
+    # "any" joins the first node (on-demand); the spot pod needs a node of its own.
+    assert sorted((n.capacity_types, n.pods) for n in p.nodes) == [(("on-demand",), 2), (("spot",), 1)]
+
+
 def test_selector_on_an_instance_label_restricts_the_admitted_types() -> None:
     w = workload(dep(replicas=4, nodeSelector={"karpenter.k8s.aws/instance-family": "m6i"}))
     result = schedule([pool("general")], w, KEYS)
@@ -362,7 +371,8 @@ def test_cli_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert math.isclose(doc["difference"]["monthly"], (k["hourly"] - f["hourly"]) * 730, abs_tol=0.1)
     general = next(p for p in k["pools"] if p["name"] == "general")
     assert general["spotAllowed"] and general["limits"] == {"cpu": "1000", "memory": "1000Gi"}
-    assert set(general["nodes"][0]) == {"type", "count", "pods", "vcpus", "hourlyEach", "hourly", "monthly"}
+    assert set(general["nodes"][0]) == {"type", "count", "pods", "vcpus", "capacityTypes", "hourlyEach", "hourly",
+                                      "monthly"}
 
 
 def test_cli_text_and_markdown_label_prices_as_on_demand(capsys: pytest.CaptureFixture[str]) -> None:

@@ -73,6 +73,7 @@ def to_data(sim: Simulation) -> dict[str, Any]:
             "spotAllowed": p.pool.spot, "admittedPriced": len(p.pool.types),
             "limits": dict(sorted(p.pool.limits_text.items())),
             "nodes": [{"type": n.type.name, "count": n.count, "pods": n.pods, "vcpus": n.type.vcpus,
+                       "capacityTypes": list(n.capacity_types),
                        "hourlyEach": n.type.on_demand_hourly, "hourly": _money(n.hourly),
                        "monthly": _money(n.hourly * HOURS_PER_MONTH, 2)} for n in p.nodes],
             "nodeCount": p.node_count, "pods": p.pods, "placed": dict(sorted(p.placed.items())),
@@ -128,9 +129,11 @@ def render_text(sim: Simulation) -> str:
                    f"{_plural(p['nodeCount'], 'node')}, {_plural(p['pods'], 'pod')}, {_usd(p['hourly'])}/h, "
                    f"{_usd(p['monthly'], 2)}/month")
         for n in p["nodes"]:
-            out.append(f"    {n['count']} x {n['type']} ({n['vcpus']} vCPU, {_usd(n['hourlyEach'])}/h each): "
+            each = f"{_usd(n['hourlyEach'])}/h each" + (
+                "" if n["capacityTypes"] == ["on-demand"] else " at the on-demand price")
+            out.append(f"    {n['count']} x {n['type']} ({n['vcpus']} vCPU, {'/'.join(n['capacityTypes'])}, {each}): "
                        f"{_plural(n['pods'], 'pod')}, {_usd(n['hourly'])}/h")
-        if p["nodeCount"] and p["spotAllowed"]:
+        if any("spot" in n["capacityTypes"] for n in p["nodes"]):
             out.append(f"    {SPOT_NOTE}")
         if p["nodeCount"]:
             out.append(f"    limits: {limits}")
@@ -175,7 +178,7 @@ def render_markdown(sim: Simulation) -> str:
                        f"{_usd(n['hourly'])} |")
         if not p["nodes"]:
             out.append(f"| {p['name']} | {p['weight']} | 0 | | 0 | {_usd(0)} |")
-    spot = [p["name"] for p in k["pools"] if p["spotAllowed"] and p["nodeCount"]]
+    spot = [p["name"] for p in k["pools"] if any("spot" in n["capacityTypes"] for n in p["nodes"])]
     if spot:
         out += ["", f"Pools {', '.join(f'`{s}`' for s in spot)}: {SPOT_NOTE}."]
     for title, items in (("Karpenter", sim.karpenter.unschedulable), ("Fixed group", sim.fixed.unschedulable)):

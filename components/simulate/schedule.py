@@ -271,6 +271,8 @@ class _Node:
     placed: Counter[str] = field(default_factory=Counter)
     bound: tuple[int, int, int] = (0, 0, 0)
     """Largest allocatable cpu, memory and pods among the candidates: a quick no for full nodes."""
+    capacity_types: tuple[str, ...] = ()
+    """Capacity types the node may still launch as: the pool's, narrowed by pods selecting one."""
 
 
 @dataclass
@@ -344,6 +346,12 @@ class NodeLine:
     type: InstanceType
     count: int
     pods: int
+    capacity_types: tuple[str, ...] = ("on-demand",)
+    """What these nodes may launch as (the pool's capacity types, narrowed by their pods' selectors)."""
+
+    @property
+    def spot(self) -> bool:
+        return "spot" in self.capacity_types
 
     @property
     def hourly(self) -> float:
@@ -475,17 +483,22 @@ def schedule(pools: Sequence[Pool], workload: Workload, label_keys: frozenset[st
                 (relaxed if soft else strict).append((pool, types))
         choices = strict + relaxed
         allowed = {p.name: t for p, t in choices}
+        wants = dict(pod.selector).get(CAPACITY_TYPE)
         left = pod.count
         for node in nodes:
             if not left:
                 break
             types = allowed.get(node.pool.name)
-            if types is not None:
-                left -= _add(node, states[node.pool.name], types, pod, left)
+            if types is not None and (wants is None or wants in node.capacity_types):
+                took = _add(node, states[node.pool.name], types, pod, left)
+                if took and wants is not None:
+                    node.capacity_types = (wants,)
+                left -= took
         while left:
             for pool, types in choices:
                 node = _Node(pool, pool.types, overhead.cpu, overhead.memory, overhead.pods,
-                             bound=bounds[pool.name])
+                             bound=bounds[pool.name],
+                             capacity_types=(wants,) if wants is not None else pool.capacity_types)
                 took = _add(node, states[pool.name], types, pod, left)
                 if took:
                     nodes.append(node)
@@ -499,18 +512,19 @@ def schedule(pools: Sequence[Pool], workload: Workload, label_keys: frozenset[st
     results = []
     for pool in ordered:
         mine = [n for n in nodes if n.pool is pool]
-        by_type: Counter[str] = Counter()
-        pods_by_type: Counter[str] = Counter()
+        by_type: Counter[tuple[str, tuple[str, ...]]] = Counter()
+        pods_by_type: Counter[tuple[str, tuple[str, ...]]] = Counter()
         kinds: dict[str, InstanceType] = {}
         placed: Counter[str] = Counter()
         for n in mine:
             assert n.type is not None
-            by_type[n.type.name] += 1
-            pods_by_type[n.type.name] += n.pods - overhead.pods
+            key = (n.type.name, n.capacity_types)
+            by_type[key] += 1
+            pods_by_type[key] += n.pods - overhead.pods
             kinds[n.type.name] = n.type
             placed.update(n.placed)
-        lines = tuple(sorted((NodeLine(kinds[k], c, pods_by_type[k]) for k, c in by_type.items()),
-                             key=lambda line: (-line.hourly, line.type.name)))
+        lines = tuple(sorted((NodeLine(kinds[k[0]], c, pods_by_type[k], k[1]) for k, c in by_type.items()),
+                             key=lambda line: (-line.hourly, line.type.name, line.capacity_types)))
         results.append(PoolResult(pool, lines, dict(placed)))
     return KarpenterResult(tuple(results), tuple(unschedulable))
 
