@@ -244,6 +244,17 @@ def test_architecture_must_be_admitted() -> None:
     assert u.reason == "no pool admits its architecture"
 
 
+def test_pools_with_inclusive_numeric_requirements_are_simulated() -> None:
+    # Gte/Lte are valid NodePool operators (the config accepts them); admission must not fail on them.
+    p = pool("four-to-eight", requirements=[
+        {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gte", "values": ["4"]},
+        {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lte", "values": ["8"]}])
+    vcpus = {t.vcpus for t in p.types}
+    assert (min(vcpus), max(vcpus)) == (4, 8)  # both bounds inclusive
+    result = schedule([p], workload(dep(replicas=2)), KEYS)
+    assert result.pods == 2 and all(4 <= n.type.vcpus <= 8 for n in result.pools[0].nodes)
+
+
 def test_pod_larger_than_any_admitted_type() -> None:
     small = pool("small", instanceSizes=["large"])
     [u] = schedule([small], workload(dep(cpu="3")), KEYS).unschedulable

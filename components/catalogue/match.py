@@ -5,7 +5,8 @@ Karpenter gives every instance type a requirement per well-known label it knows 
 requirements are then intersected with each type's, key by key:
 
 - `In` / `NotIn` / `Exists` / `DoesNotExist` as in Kubernetes node selectors, so `In` on a label a type lacks
-  excludes it and `NotIn` keeps it; `Gt` / `Lt` compare integers strictly and exclude types without the label;
+  excludes it and `NotIn` keeps it; `Gt` / `Lt` compare integers strictly (`Gte` / `Lte` inclusively) and
+  exclude types without the label;
 - several requirements on one key all apply;
 - keys no instance type defines (capacity type, zone, custom labels) do not restrict the type: they are
   offering- or node-level;
@@ -103,7 +104,7 @@ class _Index:
             return self.has[req.key]
         if op == "DoesNotExist":
             return self.all & ~self.has[req.key]
-        if op in ("Gt", "Lt"):
+        if op in ("Gt", "Lt", "Gte", "Lte"):
             bound = int(req.values[0])
             return _union(m for v, m in values.items() if _numeric_admits(op, v, bound))
         raise ValueError(f"unknown operator {op!r}")
@@ -121,7 +122,7 @@ def _numeric_admits(op: str, value: str, bound: int) -> bool:
         number = int(value)
     except ValueError:
         return False
-    return number > bound if op == "Gt" else number < bound
+    return {"Gt": number > bound, "Lt": number < bound, "Gte": number >= bound, "Lte": number <= bound}[op]
 
 
 def _set_admits(req: Requirement, present: frozenset[str]) -> bool:
