@@ -518,9 +518,9 @@ def schedule(pools: Sequence[Pool], workload: Workload, label_keys: frozenset[st
         placed: Counter[str] = Counter()
         for n in mine:
             assert n.type is not None
-            key = (n.type.name, n.capacity_types)
-            by_type[key] += 1
-            pods_by_type[key] += n.pods - overhead.pods
+            line_key = (n.type.name, n.capacity_types)
+            by_type[line_key] += 1
+            pods_by_type[line_key] += n.pods - overhead.pods
             kinds[n.type.name] = n.type
             placed.update(n.placed)
         lines = tuple(sorted((NodeLine(kinds[k[0]], c, pods_by_type[k], k[1]) for k, c in by_type.items()),
