@@ -1,4 +1,4 @@
-"""Command line: `python -m infra plan | schema | diff | import-legacy | cost`."""
+"""Command line: `python -m infra plan | schema | diff | import-legacy | cost | simulate`."""
 
 from __future__ import annotations
 
@@ -58,6 +58,13 @@ def _parser() -> argparse.ArgumentParser:
     cost.add_argument("--types", action="store_true", help="also list every instance type each pool admits")
     cost.add_argument("--as-of", type=date.fromisoformat, metavar="YYYY-MM-DD",
                       help="price the control plane as of this day (standard or extended support; default: today)")
+    simulate = sub.add_parser("simulate", help="what-if: a workload file's pods on the stack's Karpenter pools "
+                                                "versus a fixed managed node group (on-demand prices)")
+    simulate.add_argument("--stack", required=True, help="stack name: reads stacks/Pulumi.<stack>.yaml")
+    simulate.add_argument("--workload", required=True, metavar="FILE", help="workload file (YAML: deployments)")
+    simulate.add_argument("--fixed-instance-type", default="m5.large", metavar="TYPE",
+                          help="instance type of the fixed node group to compare with (default: m5.large)")
+    simulate.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     return parser
 
 
@@ -197,8 +204,45 @@ def cmd_cost(args: argparse.Namespace) -> int:
     return 0
 
 
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from components.catalogue import load_catalogue
+    from components.simulate import WorkloadError, load_workload, pools_for_stack, schedule, schedule_fixed
+    from components.simulate.report import Simulation, render_json, render_markdown, render_text
+    from components.stack import load_stack_config
+    from infra.engine.runner import ProgramProject, read_stack_config
+
+    project = ProgramProject.load(REPO_ROOT)
+    path = project.stack_file(args.stack)
+    cfg = load_stack_config(read_stack_config(path, project.name), _shown(path, REPO_ROOT), project=project.name)
+    try:
+        workload = load_workload(str(args.workload))
+    except WorkloadError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    catalogue = load_catalogue()
+    fixed_type = catalogue.by_name.get(args.fixed_instance_type)
+    if fixed_type is None or fixed_type.on_demand_hourly is None:
+        why = "not in the catalogue" if fixed_type is None else "has no catalogue price"
+        raise PlanError(f"--fixed-instance-type {args.fixed_instance_type}: {why}")
+    sim = Simulation(args.stack, cfg.region, str(args.workload), workload,
+                     schedule(pools_for_stack(cfg, catalogue), workload, catalogue.label_keys),
+                     schedule_fixed(fixed_type, workload), catalogue)
+    render = {"json": render_json, "markdown": render_markdown, "text": render_text}[args.format]
+    sys.stdout.write(render(sim))
+    return 0
+
+
+def _shown(path: Path, root: Path) -> str:
+    """The stack file as the user names it (relative to the project folder)."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
 COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "diff": cmd_diff, "import-legacy": cmd_import_legacy,
-            "cost": cmd_cost}
+            "cost": cmd_cost, "simulate": cmd_simulate}
 
 
 def main(argv: list[str] | None = None) -> int:
