@@ -1,4 +1,4 @@
-"""Command line: `python -m infra plan | schema | diff | import-legacy`."""
+"""Command line: `python -m infra plan | schema | diff | import-legacy | smoke`."""
 
 from __future__ import annotations
 
@@ -45,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
                              "manifests: v1 NodePool and EC2NodeClass YAML")
     legacy.add_argument("--node-role", metavar="NAME", help="IAM role name for node classes without an "
                                                             "instanceProfile (required for manifests then)")
+
+    from infra import smoke
+
+    smoke.add_parser(sub)
     return parser
 
 
@@ -149,7 +153,14 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "diff": cmd_diff, "import-legacy": cmd_import_legacy}
+def cmd_smoke(args: argparse.Namespace) -> int:
+    from infra.smoke import cmd_smoke as run_smoke
+
+    return run_smoke(args)
+
+
+COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "diff": cmd_diff, "import-legacy": cmd_import_legacy,
+            "smoke": cmd_smoke}
 
 
 def main(argv: list[str] | None = None) -> int:
