@@ -24,7 +24,7 @@ from components.smoke.plan import RUN_LABEL, plan_pool, rendered_pools, size_req
 from components.smoke.runner import MILESTONES, Runner, Settings, SmokeResult
 from infra.cli import _parser, main
 from infra.smoke import _stack_config, cmd_smoke
-from tests.conftest import STACKS
+from tests.conftest import REPO, STACKS
 from tests.fake_kube import SCALE, Behaviour, FakeCluster
 
 kubernetes = pytest.importorskip("kubernetes")
@@ -400,3 +400,50 @@ def test_unreachable_server_and_missing_client_are_clean_errors(monkeypatch: pyt
     monkeypatch.setitem(__import__("sys").modules, "kubernetes", None)
     with pytest.raises(KubeError, match=r"pip install 'eks-karpenter\[smoke\]'"):
         KubeApi.from_file(None)
+
+
+def test_sigterm_cleans_up_like_ctrl_c() -> None:
+    import os
+    import signal
+
+    from infra.smoke import _sigterm_interrupts
+
+    with pytest.raises(KeyboardInterrupt), _sigterm_interrupts():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(1)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_deploy_workflow_smoke_tests_each_stack_right_after_its_up() -> None:
+    jobs = yaml.safe_load((REPO / ".github" / "workflows" / "deploy.yml").read_text())["jobs"]
+    smoked = set()
+    for job in jobs.values():
+        names = [str(s.get("uses", "")) + s.get("run", "") for s in job["steps"]]
+        up = next((i for i, n in enumerate(names) if n.startswith("pulumi/actions@")), None)
+        if up is None:
+            continue
+        stack = job["steps"][up]["with"]["stack-name"]
+        smoke = job["steps"][up + 1]
+        assert smoke["run"].startswith(f".venv/bin/python -m infra smoke --stack {stack} --format markdown")
+        assert smoke["shell"] == "bash" and '| tee -a "$GITHUB_STEP_SUMMARY"' in smoke["run"]
+        assert smoke["env"]["PULUMI_CONFIG_PASSPHRASE"]  # --show-secrets decrypts the kubeconfig output
+        smoked.add(stack)
+    assert smoked == set(STACKS)
+
+
+def test_readme_sample_table_is_what_the_report_prints() -> None:
+    from components.smoke.report import render_text
+    from components.smoke.runner import PoolResult
+
+    plan = plan_smoke("dev", pools_of("dev"), run_id="20261123-104500-3f9a1c")
+    (p,) = plan.pools
+    r = PoolResult(p.pool, p, status="ok", pod="smoke-general-7d9f8c6b5-x2x4q", nodeclaim="general-8k2lw",
+                   node="ip-10-20-34-117.eu-west-1.compute.internal", instance_type="c7a.medium", capacity_type="spot",
+                   zone="eu-west-1b", gone_outcome="removed by consolidation")
+    r.milestones = {"pod created": 2, "NodeClaim created": 4, "NodeClaim launched": 8, "node Ready": 57,
+                    "pod Running": 80, "scaled to zero": 80, "node gone": 142}
+    r.notes.append("kept off the pool's 2 existing node(s)")
+    result = SmokeResult(plan, [r], datetime(2026, 11, 23, 10, 45, tzinfo=UTC),
+                         "https://0C1F3D5E7A9B.gr7.eu-west-1.eks.amazonaws.com",
+                         cleanup=[f"deleted namespace {plan.namespace}"])
+    assert f"```\n{render_text(result)}```" in (REPO / "README.md").read_text()

@@ -84,6 +84,8 @@ class PoolResult:
     capacity_type: str | None = None
     zone: str | None = None
     consolidation: Consolidation | None = None
+    disruption: Mapping[str, Any] = field(default_factory=dict)
+    """The live NodePool's `spec.disruption` (what Karpenter acts on, even if the stack file changed since)."""
     existing_claims: frozenset[str] = frozenset()
     deployment: dict[str, Any] = field(default_factory=dict)
     """What was applied: the plan's Deployment, kept off the pool's existing nodes."""
@@ -193,7 +195,8 @@ class Runner:
             ready = _condition(live, "Ready")
             if ready is not None and ready.get("status") == "False":
                 r.notes.append(f"NodePool not Ready: {ready.get('reason', '')}: {ready.get('message', '')}")
-            r.consolidation = consolidation_of((live.get("spec") or {}).get("disruption"), self.settings.now())
+            r.disruption = (live.get("spec") or {}).get("disruption") or {}
+            r.consolidation = consolidation_of(r.disruption, self.settings.now())
             r.existing_claims = frozenset(
                 c["metadata"]["name"] for c in claims if c["metadata"].get("labels", {}).get(NODEPOOL) == r.pool)
             hosts = [n["metadata"].get("labels", {}).get(HOSTNAME) or n["metadata"]["name"]
@@ -289,7 +292,8 @@ class Runner:
         return min(new, key=lambda c: c["metadata"].get("creationTimestamp", "")) if new else None
 
     def _after_scale_down(self, r: PoolResult) -> None:
-        c = r.consolidation
+        # Budgets' windows are evaluated again now: one may have opened or closed since the run started.
+        c = r.consolidation = consolidation_of(r.disruption, self.settings.now())
         if c is None or c.state == "enabled":
             return
         if c.state == "maybe-blocked":
