@@ -149,6 +149,9 @@ def cmd_smoke(args: argparse.Namespace, api_factory: Any = None, settings: Any =
     except (KubeError, SmokePlanError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # a second Ctrl-C, during the clean-up itself
+        print("interrupted during clean-up: run `smoke --cleanup` to remove what is left", file=sys.stderr)
+        return 130
     render = {"json": report.render_json, "markdown": report.render_markdown}.get(args.format, report.render_text)
     sys.stdout.write(render(result))
     if result.interrupted:

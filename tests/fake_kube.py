@@ -39,6 +39,10 @@ class Behaviour:
     """(kind, reason, message) Warning events emitted when it stalls, about the pod, NodeClaim or NodePool."""
     bind_existing: str | None = None
     """Bind the pod to this existing node instead of launching one."""
+    ice_first: bool = False
+    """The first NodeClaim fails to launch (insufficient capacity) and is deleted; the next one launches."""
+    decoy: bool = False
+    """Another workload's NodeClaim for the pool appears just before the pod's own."""
 
 
 def _now() -> str:
@@ -86,6 +90,7 @@ class FakeCluster:
         """(real time, what happened) in the simulated cluster."""
         self._since: dict[str, float] = {}
         self._ids = itertools.count(1)
+        self._iced: set[str] = set()
         self._stop = threading.Event()
         self.port = 0
         self.now: Any = lambda: datetime.now(UTC)
@@ -135,6 +140,9 @@ class FakeCluster:
                                  "labels": {**template["metadata"]["labels"], "app": name}},
                     "spec": copy.deepcopy(template["spec"]), "status": {"phase": "Pending"}}
                 self._log(f"pod {pod_name} created")
+                pool = template["spec"]["nodeSelector"]["karpenter.sh/nodepool"]
+                if self.behaviours.get(pool, Behaviour()).decoy:
+                    self.add_claim(f"{pool}-decoy", pool)
             elif d["spec"]["replicas"] == 0:
                 for key in pods:
                     del self.pods[key]
@@ -174,6 +182,15 @@ class FakeCluster:
                 return
             if b.stall == "launched":
                 self._stalled(b, pool, pod, claim)
+                return
+            if b.ice_first and name not in self._iced:
+                if not conditions:
+                    conditions.append({"type": "Launched", "status": "False", "reason": "InsufficientCapacityError",
+                                       "message": "InsufficientInstanceCapacity for c7a.medium in us-east-1a"})
+                elif self._due(f"{cname}/ice-delete", b.step):
+                    del self.nodeclaims[cname]
+                    self._iced.add(name)
+                    self._log(f"nodeclaim {cname} deleted after insufficient capacity")
                 return
             conditions.append({"type": "Launched", "status": "True", "reason": "Launched"})
             self._log(f"nodeclaim {cname} launched")

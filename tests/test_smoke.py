@@ -312,6 +312,26 @@ def test_pool_with_room_on_existing_nodes_keeps_the_pod_off_them_and_fails_if_it
     assert "general-old" in r.existing_claims
 
 
+def test_a_claim_deleted_after_insufficient_capacity_is_followed_by_the_retry() -> None:
+    fake = FakeCluster(live_pools(), {"general": Behaviour(ice_first=True)})
+    with fake.serving() as url:
+        (r,) = run(fake, api_for(url), fast(), ("general",)).pools
+    assert r.ok and list(r.milestones) == list(MILESTONES)
+    (note,) = [n for n in r.notes if "deleted before it launched" in n]
+    assert "Launched=False InsufficientCapacityError: InsufficientInstanceCapacity" in note
+    assert r.nodeclaim not in note
+
+
+def test_another_workloads_new_claim_is_not_taken_for_the_pods() -> None:
+    fake = FakeCluster(live_pools(), {"general": Behaviour(decoy=True)})
+    with fake.serving() as url:
+        (r,) = run(fake, api_for(url), fast(), ("general",)).pools
+    assert r.ok and r.nodeclaim != "general-decoy"
+    # Picked first (alone) and dropped once the pod's nomination named the real one, or never picked.
+    assert all("not general-decoy" in n for n in r.notes if "nominated" in n)
+    assert "general-decoy" in fake.nodeclaims  # not ours: left alone
+
+
 def test_missing_nodepool_fails_that_pool(cluster: Any) -> None:
     fake, api = cluster
     del fake.nodepools["arm64"]

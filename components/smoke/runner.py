@@ -88,6 +88,8 @@ class PoolResult:
     """The live NodePool's `spec.disruption` (what Karpenter acts on, even if the stack file changed since)."""
     existing_claims: frozenset[str] = frozenset()
     deployment: dict[str, Any] = field(default_factory=dict)
+    last_claim: Mapping[str, Any] | None = None
+    """The tracked NodeClaim as last seen (its conditions outlive its deletion in the report)."""
     """What was applied: the plan's Deployment, kept off the pool's existing nodes."""
     deadline: float = 0.0
     gone_outcome: str = ""
@@ -235,17 +237,45 @@ class Runner:
                 return
             r.pod = pod["metadata"]["name"]
             self._mark(r, "pod created", self.elapsed())
+        bound = (pod or {}).get("spec", {}).get("nodeName")
+        if bound and "pod Running" not in m:
+            # The pod's node says which NodeClaim was launched for it (another workload's new claim may have
+            # been picked up first); a node that is no new claim's means nothing was launched for it.
+            owner = next((c for c in claims if (c.get("status") or {}).get("nodeName") == bound), None)
+            if owner is None or owner["metadata"]["name"] in r.existing_claims:
+                self._fail(r, "NodeClaim created" if "NodeClaim created" not in m else "pod Running",
+                           f"the pod was scheduled on existing node {bound}: the pool had room, so no node was "
+                           "launched for it")
+                return
+            if r.nodeclaim and owner["metadata"]["name"] != r.nodeclaim:
+                r.notes.append(f"the pod went to NodeClaim {owner['metadata']['name']}, not {r.nodeclaim}")
+            r.nodeclaim = owner["metadata"]["name"]
         if "NodeClaim created" not in m:
-            bound = (pod or {}).get("spec", {}).get("nodeName")
             claim = self._claim_for(r, claims)
             if claim is None:
-                if bound:
-                    self._fail(r, "NodeClaim created", f"the pod was scheduled on existing node {bound}: the pool "
-                                                       "had room, so no node was launched for it")
                 return
             r.nodeclaim = claim["metadata"]["name"]
             self._mark(r, "NodeClaim created", self.elapsed())
+        elif "NodeClaim launched" not in m and len(new := self._new_claims(r, claims)) > 1:
+            # Another workload's claim may have been taken for ours: follow the pod's nomination.
+            nominated = self._nominated(r, new)
+            if nominated is not None and nominated["metadata"]["name"] != r.nodeclaim:
+                r.notes.append(f"following NodeClaim {nominated['metadata']['name']} (the pod was nominated for it), "
+                               f"not {r.nodeclaim}")
+                r.nodeclaim = nominated["metadata"]["name"]
         claim = next((c for c in claims if c["metadata"]["name"] == r.nodeclaim), None)
+        if claim is not None:
+            r.last_claim = claim
+        elif "NodeClaim launched" not in m and r.last_claim is not None:
+            # Karpenter deletes a claim whose launch failed (insufficient capacity) and tries again with another.
+            r.notes.append(f"NodeClaim {r.nodeclaim} was deleted before it launched"
+                           + "".join(f"; {line}" for line in _claim_problems(r.last_claim)))
+            r.existing_claims |= {str(r.nodeclaim)}
+            r.last_claim = None
+            retry = self._claim_for(r, claims)
+            if retry is not None:
+                r.nodeclaim = retry["metadata"]["name"]
+                claim = retry
         if "NodeClaim launched" not in m:
             if claim is None or not _is_true(claim, "Launched"):
                 return
@@ -278,17 +308,29 @@ class Runner:
             self._mark(r, "node gone", self.elapsed())
             r.status = "ok"
 
+    def _new_claims(self, r: PoolResult, claims: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        return [c for c in claims if c["metadata"].get("labels", {}).get(NODEPOOL) == r.pool
+                and c["metadata"]["name"] not in r.existing_claims]
+
+    def _nominated(self, r: PoolResult, new: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+        """The new claim Karpenter last nominated the pod for (its `Nominated` events), if any."""
+        if not r.pod:
+            return None
+        events = [e for e in self.api.events_for("Pod", r.pod, self.plan.namespace) if e.get("reason") == "Nominated"]
+        events.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
+        for e in reversed(events):
+            for name in re.findall(r"nodeclaim/([a-z0-9.-]+)", e.get("message", "")):
+                claim = next((c for c in new if c["metadata"]["name"] == name), None)
+                if claim is not None:
+                    return claim
+        return None
+
     def _claim_for(self, r: PoolResult, claims: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
         """The NodeClaim launched for this pool's pod: new since the run started (the one Karpenter nominated
         the pod for, when several are new)."""
-        new = [c for c in claims if c["metadata"].get("labels", {}).get(NODEPOOL) == r.pool
-               and c["metadata"]["name"] not in r.existing_claims]
-        if len(new) > 1 and r.pod:
-            nominated = " ".join(e.get("message", "") for e in
-                                 self.api.events_for("Pod", r.pod, self.plan.namespace) if e.get("reason") ==
-                                 "Nominated")
-            named = [c for c in new if c["metadata"]["name"] in nominated]
-            new = named or new
+        new = self._new_claims(r, claims)
+        if len(new) > 1 and (nominated := self._nominated(r, new)) is not None:
+            return nominated
         return min(new, key=lambda c: c["metadata"].get("creationTimestamp", "")) if new else None
 
     def _after_scale_down(self, r: PoolResult) -> None:
@@ -352,13 +394,8 @@ class Runner:
             and c["metadata"]["name"] not in r.existing_claims]
         events: list[Mapping[str, Any]] = []
         for c in mine:
-            name = c["metadata"]["name"]
-            for kind in CONDITIONS:
-                cond = _condition(c, kind)
-                if cond is not None and cond.get("status") != "True":
-                    lines.append(f"NodeClaim {name}: {kind}={cond.get('status')} {cond.get('reason', '')}: "
-                                 f"{cond.get('message', '')}".rstrip(": "))
-            events += self.api.events_for("NodeClaim", name)
+            lines += [f"NodeClaim {c['metadata']['name']}: {line}" for line in _claim_problems(c)]
+            events += self.api.events_for("NodeClaim", c["metadata"]["name"])
         if r.pod:
             events += self.api.events_for("Pod", r.pod, self.plan.namespace)
         else:
@@ -384,6 +421,16 @@ class Runner:
         except KubeError as exc:
             return [f"could not delete namespace {self.plan.namespace}: {exc}; run `smoke --cleanup` later"]
         return [f"deleted namespace {self.plan.namespace}"] if deleted else []
+
+
+def _claim_problems(claim: Mapping[str, Any]) -> list[str]:
+    """The claim's lifecycle conditions that are not true, with reason and message."""
+    out = []
+    for kind in CONDITIONS:
+        cond = _condition(claim, kind)
+        if cond is not None and cond.get("status") != "True":
+            out.append(f"{kind}={cond.get('status')} {cond.get('reason', '')}: {cond.get('message', '')}".rstrip(": "))
+    return out
 
 
 def _daemon_or_mirror(pod: Mapping[str, Any]) -> bool:
