@@ -467,3 +467,28 @@ def test_readme_sample_table_is_what_the_report_prints() -> None:
                          "https://0C1F3D5E7A9B.gr7.eu-west-1.eks.amazonaws.com",
                          cleanup=[f"deleted namespace {plan.namespace}"])
     assert f"```\n{render_text(result)}```" in (REPO / "README.md").read_text()
+
+
+def test_kubeconfig_comes_from_the_stacks_output_through_the_pulumi_cli(
+        cluster: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from infra.smoke import connect
+
+    fake, _ = cluster
+    fake.namespaces["left"] = {"metadata": {"name": "left", "labels": {RUN_LABEL: "old"}}}
+    kubeconfig = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+                  "clusters": [{"name": "k", "cluster": {"server": f"http://127.0.0.1:{fake.port}"}}],
+                  "users": [{"name": "u", "user": {"token": "t"}}],
+                  "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}
+    # pulumi-eks exports the kubeconfig as JSON text, so `--json` prints a JSON string.
+    script = tmp_path / "pulumi"
+    script.write_text("#!/bin/sh\n" f"echo \"$*\" > {tmp_path}/args\n"
+                      f"cat <<'EOF'\n{json.dumps(json.dumps(kubeconfig))}\nEOF\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    args = _parser().parse_args(["smoke", "--stack", "dev", "--cleanup"])
+    assert [n["metadata"]["name"] for n in connect(args).list_namespaces(RUN_LABEL)] == ["left"]
+    assert (tmp_path / "args").read_text().split() == ["stack", "output", "--json", "--show-secrets", "kubeconfig",
+                                                       "--stack", "dev"]
+    monkeypatch.setenv("PATH", "/nonexistent")
+    code, out, err = run_cli(["smoke", "--stack", "dev", "--cleanup"])
+    assert code == 1 and out == "" and "pass --kubeconfig FILE or --context NAME" in err
