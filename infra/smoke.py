@@ -25,6 +25,16 @@ from components.smoke.config import PHASES, SmokeTimeouts
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def add_parser(sub: Any) -> None:
     smoke = sub.add_parser("smoke", help="after `pulumi up`: prove every NodePool launches a node, time it, clean up")
     smoke.add_argument("--stack", required=True, help="stack name: reads stacks/Pulumi.<stack>.yaml")
@@ -41,12 +51,12 @@ def add_parser(sub: Any) -> None:
     smoke.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
     smoke.add_argument("--capacity-type", choices=("spot", "on-demand", "reserved"),
                        help="capacity type to ask for (default: spot where the pool allows it)")
-    smoke.add_argument("--poll", type=float, default=2.0, metavar="SECONDS", help="polling interval (default 2)")
+    smoke.add_argument("--poll", type=_seconds, default=2.0, metavar="SECONDS", help="polling interval (default 2)")
     smoke.add_argument("--keep-nodes", action="store_true",
                        help="when consolidation is disabled or blocked, leave the test's node running")
     defaults = SmokeTimeouts()
     for phase in PHASES:
-        smoke.add_argument(f"--timeout-{phase}", type=float, metavar="SECONDS",
+        smoke.add_argument(f"--timeout-{phase}", type=_seconds, metavar="SECONDS",
                            help=f"{SmokeTimeouts.model_fields[phase].description} (default "
                                 f"{getattr(defaults, phase):g})")
 
@@ -109,6 +119,7 @@ def _dry_run(plan: Any, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(plan.manifests(), indent=2) + "\n"
     parts = [f"# smoke test of stack {plan.stack}: {load_catalogue().provenance()}\n"
+             "# At run time each pod is also kept off its pool's existing nodes (kubernetes.io/hostname NotIn).\n"
              + yaml.safe_dump(plan.namespace_manifest(), sort_keys=False)]
     for p in plan.pools:
         t = p.instance_type

@@ -396,6 +396,8 @@ def test_exit_codes_and_formats() -> None:
 def test_timeouts_come_from_flags() -> None:
     args = _parser().parse_args(["smoke", "--stack", "dev", "--timeout-launched", "240", "--timeout-gone", "600"])
     assert (args.timeout_launched, args.timeout_gone, args.timeout_ready) == (240.0, 600.0, None)
+    with pytest.raises(SystemExit), redirect_stderr(io.StringIO()):
+        _parser().parse_args(["smoke", "--stack", "dev", "--timeout-ready", "-5"])
     assert SmokeTimeouts().model_dump() == {"nodeclaim": 60, "launched": 180, "ready": 300, "running": 120,
                                             "gone": 300}
 
