@@ -41,6 +41,8 @@ class Behaviour:
     """Bind the pod to this existing node instead of launching one."""
     ice_first: bool = False
     """The first NodeClaim fails to launch (insufficient capacity) and is deleted; the next one launches."""
+    squatter: bool = False
+    """Another workload's pod lands on the new node while the test pod runs there."""
     decoy: bool = False
     """Another workload's NodeClaim for the pool appears just before the pod's own."""
 
@@ -215,6 +217,10 @@ class FakeCluster:
         pod["spec"]["nodeName"] = node_name
         pod["status"]["phase"] = "Running"
         self._log(f"pod {name} running")
+        if b.squatter:
+            self.pods[("team", "app-1")] = {"metadata": {"name": "app-1", "namespace": "team", "labels": {}},
+                                            "spec": {"nodeName": node_name, "nodeSelector": {
+                                                "karpenter.sh/nodepool": pool}}, "status": {"phase": "Running"}}
 
     def _stalled(self, b: Behaviour, pool: str, pod: dict[str, Any], claim: dict[str, Any] | None) -> None:
         key = f"{pod['metadata']['name']}/stalled"

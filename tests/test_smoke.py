@@ -332,6 +332,22 @@ def test_another_workloads_new_claim_is_not_taken_for_the_pods() -> None:
     assert "general-decoy" in fake.nodeclaims  # not ours: left alone
 
 
+def test_a_node_other_pods_moved_onto_is_reported_not_failed() -> None:
+    fake = FakeCluster(live_pools(), {"general": Behaviour(squatter=True)})
+    with fake.serving() as url:
+        (r,) = run(fake, api_for(url), fast(SmokeTimeouts(gone=15)), ("general",)).pools
+    assert r.ok and r.gone_outcome == "kept: runs other pods" and "node gone" not in r.milestones
+    assert any("team/app-1" in n for n in r.notes) and r.node in fake.nodes
+
+
+def test_consolidation_disabled_keeps_a_node_other_pods_moved_onto() -> None:
+    fake = FakeCluster(live_pools(consolidate_after="Never"), {"general": Behaviour(squatter=True)})
+    with fake.serving() as url:
+        (r,) = run(fake, api_for(url), fast(), ("general",)).pools
+    assert r.ok and r.gone_outcome == "consolidation disabled" and r.node in fake.nodes
+    assert any(f"node {r.node} kept: it now runs team/app-1" in n for n in r.notes)
+
+
 def test_missing_nodepool_fails_that_pool(cluster: Any) -> None:
     fake, api = cluster
     del fake.nodepools["arm64"]

@@ -80,7 +80,7 @@ class KubeApi:
         self._call(self.core.create_namespace, dict(body))
 
     def delete_namespace(self, name: str) -> bool:
-        """Delete (foreground: its pods go first); False when it was already gone."""
+        """Delete it (and so everything in it); False when it was already gone."""
         return self._call(self.core.delete_namespace, name, missing_ok=True,
                           propagation_policy="Background") is not None
 

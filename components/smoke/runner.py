@@ -352,13 +352,12 @@ class Runner:
         # Wait briefly for the pause pod to go, then delete the NodeClaim only if nothing else moved onto the node.
         deadline = self.elapsed() + self.settings.timeouts.running
         while True:
-            others = [p for p in self.api.pods_on_node(r.node) if not _daemon_or_mirror(p)]
-            ours = [p for p in others if p["metadata"].get("labels", {}).get(RUN_LABEL) == self.plan.run_id]
+            ours = [p for p in self.api.pods_on_node(r.node)
+                    if p["metadata"].get("labels", {}).get(RUN_LABEL) == self.plan.run_id]
             if not ours or self.elapsed() > deadline:
                 break
             self.settings.sleep(self.settings.poll)
-        foreign = [p["metadata"]["namespace"] + "/" + p["metadata"]["name"] for p in others if p not in ours]
-        if foreign:
+        if foreign := self._foreign_pods(r.node):
             r.notes.append(f"node {r.node} kept: it now runs {', '.join(foreign[:3])}")
             return
         self.api.delete_nodeclaim(r.nodeclaim)
@@ -373,8 +372,19 @@ class Runner:
         if r.milestones:  # stop asking for capacity: a pending pod would keep Karpenter launching
             self.api.scale_deployment(self.plan.namespace, r.plan.deployment["metadata"]["name"], 0)
 
+    def _foreign_pods(self, node: str) -> list[str]:
+        """Other workloads' pods on the node (DaemonSets and static pods aside)."""
+        return [f"{p['metadata'].get('namespace')}/{p['metadata']['name']}" for p in self.api.pods_on_node(node)
+                if not _daemon_or_mirror(p) and p["metadata"].get("labels", {}).get(RUN_LABEL) != self.plan.run_id]
+
     def _stalled(self, r: PoolResult, claims: Sequence[Mapping[str, Any]]) -> None:
         milestone = self._next_milestone(r)
+        if milestone == "node gone" and r.node and (foreign := self._foreign_pods(r.node)):
+            # Not empty, so not Karpenter's to remove: the launch was proven, and the node is in use.
+            r.status, r.gone_outcome = "ok", "kept: runs other pods"
+            r.notes.append(f"node {r.node} was not removed: other workloads' pods moved onto it "
+                           f"({', '.join(foreign[:3])})")
+            return
         phase = PHASE_OF.get(milestone, "gone")
         limit = getattr(self.settings.timeouts, phase)
         if milestone == "node gone" and r.consolidation and r.consolidation.consolidate_after:
