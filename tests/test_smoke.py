@@ -354,6 +354,35 @@ def test_missing_nodepool_fails_that_pool(cluster: Any) -> None:
     result = run(fake, api, fast(), ("arm64",))
     (r,) = result.pools
     assert r.status == "failed" and "does not exist in the cluster" in (r.error or "")
+    assert r.phase == "pod created" and fake.namespaces == {}
+
+
+def test_a_few_failed_polls_are_retried_and_a_dead_server_ends_the_run_cleanly(cluster: Any) -> None:
+    fake, api = cluster
+    original, calls = api.list_nodeclaims, {"n": 0}
+
+    def flaky(label_selector: str = "") -> list[dict[str, Any]]:
+        calls["n"] += 1
+        if calls["n"] in (3, 4):  # two polls in a row fail
+            raise KubeError("HTTP 503: etcdserver: leader changed")
+        return original(label_selector)
+
+    api.list_nodeclaims = flaky  # type: ignore[method-assign]
+    (r,) = run(fake, api, fast(), ("general",)).pools
+    assert r.ok
+    calls["n"] = 0
+
+    def dies(label_selector: str = "") -> list[dict[str, Any]]:
+        calls["n"] += 1
+        if calls["n"] > 1:  # after the preflight: the namespace exists by then
+            raise KubeError("HTTP 503")
+        return original(label_selector)
+
+    api.list_nodeclaims = dies  # type: ignore[method-assign]
+    with pytest.raises(KubeError):
+        run(fake, api, fast(), ("general",))
+    assert calls["n"] == 1 + 5 and fake.namespaces == {}  # five polls, then cleaned up all the same
+    assert any(w.endswith("deleted") and w.startswith("namespace") for _, w in fake.history)
 
 
 def interrupt_when(fake: FakeCluster, condition: Any) -> Settings:

@@ -27,6 +27,9 @@ PHASE_OF = {"pod created": "nodeclaim", "NodeClaim created": "nodeclaim", "NodeC
             "node Ready": "ready", "pod Running": "running", "node gone": "gone"}
 """The time limit (a `SmokeTimeouts` field) that bounds reaching each milestone."""
 
+MAX_POLL_FAILURES = 5
+"""Consecutive failed polls (API errors) after which the run stops (and cleans up)."""
+
 CONDITIONS = ("Launched", "Registered", "Initialized", "Ready")
 
 HINTS: tuple[tuple[str, str], ...] = (
@@ -172,8 +175,16 @@ class Runner:
                 if r.status == "running":
                     self.api.create_deployment(r.deployment)
                     r.deadline = self.elapsed() + self.settings.timeouts.nodeclaim
+            failures = 0
             while any(r.status == "running" for r in self.results):
-                self._poll()
+                try:
+                    self._poll()
+                    failures = 0
+                except KubeError as exc:  # a blip of the API server is no reason to abandon a 10-minute run
+                    failures += 1
+                    self.log(f"poll failed ({failures}/{MAX_POLL_FAILURES}): {exc}")
+                    if failures >= MAX_POLL_FAILURES:
+                        raise
                 if any(r.status == "running" for r in self.results):
                     self.settings.sleep(self.settings.poll)
         except KeyboardInterrupt:
@@ -191,7 +202,7 @@ class Runner:
         for r in self.results:
             live = self.api.get_nodepool(r.pool)
             if live is None:
-                self._fail(r, "NodeClaim created", f"NodePool {r.pool!r} does not exist in the cluster "
+                self._fail(r, "pod created", f"NodePool {r.pool!r} does not exist in the cluster "
                                                    "(was `pulumi up` applied to this stack?)")
                 continue
             ready = _condition(live, "Ready")
