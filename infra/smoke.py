@@ -119,7 +119,7 @@ def _dry_run(plan: Any, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(plan.manifests(), indent=2) + "\n"
     parts = [f"# smoke test of stack {plan.stack}: {load_catalogue().provenance()}\n"
-             "# At run time each pod is also kept off its pool's existing nodes (kubernetes.io/hostname NotIn).\n"
+             "# At run time a pod is sized up when an existing node of its pool has that much CPU free.\n"
              + yaml.safe_dump(plan.namespace_manifest(), sort_keys=False)]
     for p in plan.pools:
         t = p.instance_type

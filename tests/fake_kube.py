@@ -105,10 +105,11 @@ class FakeCluster:
                             "involvedObject": {"kind": kind, "name": name, "namespace": namespace},
                             "reason": reason, "message": message, "type": type_})
 
-    def add_node(self, name: str, pool: str) -> None:
+    def add_node(self, name: str, pool: str, cpu: str = "1930m") -> None:
         self.nodes[name] = {"metadata": {"name": name, "labels": {"karpenter.sh/nodepool": pool,
                                                                   "kubernetes.io/hostname": name}},
-                            "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+                            "status": {"conditions": [{"type": "Ready", "status": "True"}],
+                                       "allocatable": {"cpu": cpu, "memory": "3000Mi", "pods": "29"}}}
 
     def add_claim(self, name: str, pool: str) -> None:
         self.nodeclaims[name] = {"metadata": {"name": name, "labels": {"karpenter.sh/nodepool": pool},

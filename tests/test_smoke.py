@@ -20,7 +20,7 @@ from components.catalogue import load_catalogue
 from components.smoke import SmokeSizing, SmokeTimeouts, consolidation_of, plan_smoke, unschedulable_reasons
 from components.smoke.budgets import Cron, parse_duration, window_open
 from components.smoke.kube import KubeApi, KubeError
-from components.smoke.plan import RUN_LABEL, plan_pool, rendered_pools, size_requests
+from components.smoke.plan import RUN_LABEL, plan_pool, rendered_pools, size_requests, sized_above
 from components.smoke.runner import MILESTONES, Runner, Settings, SmokeResult
 from infra.cli import _parser, main
 from infra.smoke import _stack_config, cmd_smoke
@@ -298,18 +298,35 @@ def test_budget_blocking_now_is_reported_instead_of_waiting() -> None:
         assert r.ok and r.gone_outcome == "removed by consolidation"
 
 
-def test_pool_with_room_on_existing_nodes_keeps_the_pod_off_them_and_fails_if_it_lands_there() -> None:
+def test_the_pod_is_sized_above_the_free_room_of_the_pools_existing_nodes_and_fails_if_it_lands_there() -> None:
     fake = FakeCluster(live_pools(), {"general": Behaviour(bind_existing="ip-10-9-9-9.ec2.internal")})
-    fake.add_node("ip-10-9-9-9.ec2.internal", "general")
+    fake.add_node("ip-10-9-9-9.ec2.internal", "general", cpu="3920m")  # a busy node, 1000m requested on it
+    fake.pods[("team", "app-0")] = {"metadata": {"name": "app-0", "namespace": "team", "labels": {}},
+                                    "spec": {"nodeName": "ip-10-9-9-9.ec2.internal", "nodeSelector": {
+                                        "karpenter.sh/nodepool": "general"},
+                                        "containers": [{"resources": {"requests": {"cpu": "1"}}}]},
+                                    "status": {"phase": "Running"}}
     fake.add_claim("general-old", "general")
     with fake.serving() as url:
         (r,) = run(fake, api_for(url), fast(SmokeTimeouts(nodeclaim=15)), ("general",)).pools
-    affinity = r.deployment["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
-    term = affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
-    assert term["matchExpressions"] == [{"key": "kubernetes.io/hostname", "operator": "NotIn",
-                                         "values": ["ip-10-9-9-9.ec2.internal"]}]
+    requests = r.deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
+    assert r.plan.cpu_millis > 2920 and requests["cpu"] == f"{r.plan.cpu_millis}m"
+    assert r.plan.instance_type.cpu_millis - 250 >= r.plan.cpu_millis  # still fits the type it was sized for
+    assert any("sized up to" in n and "2920m free" in n for n in r.notes)
+    assert "affinity" not in r.deployment["spec"]["template"]["spec"]  # Karpenter ignores hostname affinities
+    # Should it land there anyway (the simulated scheduler ignores requests), the pool fails with the reason.
     assert r.phase == "NodeClaim created" and "scheduled on existing node ip-10-9-9-9" in (r.error or "")
     assert "general-old" in r.existing_claims
+
+
+def test_sizing_above_free_room_stays_within_the_pools_types() -> None:
+    plan = plan_smoke("prod", pools_of("prod"), ("critical",), run_id="r1").pools[0]
+    assert sized_above(plan, 100) is plan
+    bigger = sized_above(plan, 5000)
+    assert bigger is not None and bigger.cpu_millis > 5000 and bigger.arch == plan.arch
+    pool, node_class = next(p for p in pools_of("prod") if p[0]["metadata"]["name"] == "critical")
+    assert unschedulable_reasons(bigger.pod_spec, pool, node_class) == []
+    assert sized_above(plan, 10_000_000) is None
 
 
 def test_a_claim_deleted_after_insufficient_capacity_is_followed_by_the_retry() -> None:
@@ -509,7 +526,6 @@ def test_readme_sample_table_is_what_the_report_prints() -> None:
                    zone="eu-west-1b", gone_outcome="removed by consolidation")
     r.milestones = {"pod created": 2, "NodeClaim created": 4, "NodeClaim launched": 8, "node Ready": 57,
                     "pod Running": 80, "scaled to zero": 80, "node gone": 142}
-    r.notes.append("kept off the pool's 2 existing node(s)")
     result = SmokeResult(plan, [r], datetime(2026, 11, 23, 10, 45, tzinfo=UTC),
                          "https://0C1F3D5E7A9B.gr7.eu-west-1.eks.amazonaws.com",
                          cleanup=[f"deleted namespace {plan.namespace}"])

@@ -10,6 +10,7 @@ launched for it.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -64,6 +65,8 @@ class PoolPlan:
     disruption: Mapping[str, Any]
     """The pool's `spec.disruption` as rendered (the runner prefers the live object's)."""
     deployment: dict[str, Any]
+    candidates: tuple[InstanceType, ...] = ()
+    """Every admitted priced type, cheapest first (to size up from when existing nodes have room)."""
 
     @property
     def pod_spec(self) -> dict[str, Any]:
@@ -173,7 +176,8 @@ def plan_pool(pool_manifest: Mapping[str, Any], class_manifest: Mapping[str, Any
         capacities = [capacity_type]
     if not capacities:
         raise SmokePlanError(f"pool {name!r} allows no capacity type")
-    cheapest = admitted_for(pool_manifest, class_manifest).cheapest()
+    admission = admitted_for(pool_manifest, class_manifest)
+    cheapest = admission.cheapest()
     if cheapest is None:
         raise SmokePlanError(f"pool {name!r} admits no priced instance type from the catalogue")
     cpu, memory = size_requests(cheapest, sizing)
@@ -183,8 +187,9 @@ def plan_pool(pool_manifest: Mapping[str, Any], class_manifest: Mapping[str, Any
     # startupTaints are not tolerated: the node's owner removes them, and the pod must wait for that.
     tolerations = [toleration_for(t) for t in spec.get("taints") or ()]
     deployment = _deployment(name, namespace, run_id, selector, tolerations, cpu, memory, os)
+    candidates = tuple(sorted(admission.priced, key=lambda t: (t.on_demand_hourly, t.name)))
     return PoolPlan(name, cheapest, capacities[0], cheapest.arch, os, cpu, memory,
-                    dict(pool_manifest["spec"].get("disruption") or {}), deployment)
+                    dict(pool_manifest["spec"].get("disruption") or {}), deployment, candidates)
 
 
 def rendered_pools(cfg: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -200,19 +205,28 @@ def rendered_pools(cfg: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     return out
 
 
-HOSTNAME = "kubernetes.io/hostname"
+def sized_above(plan: PoolPlan, free_cpu_millis: int, sizing: SmokeSizing | None = None) -> PoolPlan | None:
+    """The pool's plan resized so the pod needs more CPU than `free_cpu_millis` (the most any existing node of the
+    pool has free), on the cheapest admitted type that can hold that next to the DaemonSets; the plan itself when
+    it already does; None when no admitted type can.
 
-
-def avoiding_hosts(deployment: Mapping[str, Any], hostnames: Sequence[str]) -> dict[str, Any]:
-    """The Deployment with its pod kept off these nodes (the pool's existing ones, found at run time), so only a
-    new node can take it however much room the pool has. Karpenter gives each node it plans a placeholder
-    hostname, which `NotIn` admits."""
-    out = copy.deepcopy(dict(deployment))
-    if hostnames:
-        term = {"matchExpressions": [{"key": HOSTNAME, "operator": "NotIn", "values": sorted(set(hostnames))}]}
-        out["spec"]["template"]["spec"]["affinity"] = {
-            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
-    return out
+    Spare room on the pool's existing nodes would absorb the pod and prove nothing. (A `kubernetes.io/hostname
+    NotIn` affinity cannot keep it off them: Karpenter ignores pods with any hostname affinity, and such a pod would
+    never get a node.)"""
+    if plan.cpu_millis > free_cpu_millis:
+        return plan
+    sizing = sizing or SmokeSizing()
+    for t in plan.candidates:
+        if t.arch != plan.arch or t.cpu_millis - sizing.daemonset_cpu_millis <= free_cpu_millis:
+            continue
+        cpu, memory = size_requests(t, sizing)
+        cpu = max(cpu, (free_cpu_millis // 10 + 1) * 10)
+        deployment = copy.deepcopy(plan.deployment)
+        container = deployment["spec"]["template"]["spec"]["containers"][0]
+        requests = {"cpu": f"{cpu}m", "memory": f"{memory}Mi"}
+        container["resources"] = {"requests": requests, "limits": dict(requests)}
+        return dataclasses.replace(plan, instance_type=t, cpu_millis=cpu, memory_mib=memory, deployment=deployment)
+    return None
 
 
 def plan_smoke(stack: str, pools: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]],
@@ -245,7 +259,8 @@ def _tolerates(tolerations: Sequence[Mapping[str, Any]], taint: Mapping[str, Any
     return False
 
 
-def _quantity_millis(text: str) -> int:
+def quantity_millis(text: str) -> int:
+    """CPU quantity (`1930m`, `2`, `0.5`) in millicores."""
     return int(text[:-1]) if text.endswith("m") else int(float(text) * 1000)
 
 
@@ -291,7 +306,7 @@ def unschedulable_reasons(pod_spec: Mapping[str, Any], pool_manifest: Mapping[st
     if not admission.types:
         reasons.append("no instance type satisfies both the pool's requirements and the node selector")
     else:
-        cpu = sum(_quantity_millis(c["resources"]["requests"]["cpu"]) for c in pod_spec["containers"])
+        cpu = sum(quantity_millis(c["resources"]["requests"]["cpu"]) for c in pod_spec["containers"])
         mem = sum(_quantity_mib(c["resources"]["requests"]["memory"]) for c in pod_spec["containers"])
         if not any(t.cpu_millis >= cpu and t.memory_mib >= mem for t in admission.types):
             reasons.append(f"no admitted instance type has {cpu}m CPU and {mem}Mi memory allocatable")

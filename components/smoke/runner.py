@@ -17,7 +17,7 @@ from typing import Any
 from components.smoke.budgets import Consolidation, consolidation_of
 from components.smoke.config import SmokeTimeouts
 from components.smoke.kube import KubeApi, KubeError
-from components.smoke.plan import HOSTNAME, NODEPOOL, RUN_LABEL, PoolPlan, SmokePlan, avoiding_hosts
+from components.smoke.plan import NODEPOOL, RUN_LABEL, PoolPlan, SmokePlan, quantity_millis, sized_above
 
 MILESTONES = ("pod created", "NodeClaim created", "NodeClaim launched", "node Ready", "pod Running",
               "scaled to zero", "node gone")
@@ -212,11 +212,32 @@ class Runner:
             r.consolidation = consolidation_of(r.disruption, self.settings.now())
             r.existing_claims = frozenset(
                 c["metadata"]["name"] for c in claims if c["metadata"].get("labels", {}).get(NODEPOOL) == r.pool)
-            hosts = [n["metadata"].get("labels", {}).get(HOSTNAME) or n["metadata"]["name"]
-                     for n in self.api.list_nodes(f"{NODEPOOL}={r.pool}")]
-            r.deployment = avoiding_hosts(r.plan.deployment, hosts)
-            if hosts:
-                r.notes.append(f"kept off the pool's {len(hosts)} existing node(s)")
+            self._size_above_existing_nodes(r)
+
+    def _size_above_existing_nodes(self, r: PoolResult) -> None:
+        """Make the pod too big for the free room of every existing node of the pool."""
+        free = {n["metadata"]["name"]: self._free_cpu(n) for n in self.api.list_nodes(f"{NODEPOOL}={r.pool}")}
+        most = max(free.values(), default=0)
+        resized = sized_above(r.plan, most)
+        if resized is None:
+            r.notes.append(f"an existing node has {most}m CPU free, more than any admitted type can give the pod: "
+                           "it may land there")
+            resized = r.plan
+        elif resized is not r.plan:
+            r.notes.append(f"sized up to {resized.cpu_millis}m CPU on {resized.instance_type.name}: an existing "
+                           f"node of the pool has {most}m free")
+        r.plan = resized
+        r.deployment = resized.deployment
+
+    def _free_cpu(self, node: Mapping[str, Any]) -> int:
+        allocatable = quantity_millis(str(((node.get("status") or {}).get("allocatable") or {}).get("cpu", "0")))
+        used = 0
+        for pod in self.api.pods_on_node(node["metadata"]["name"]):
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            for c in (pod.get("spec") or {}).get("containers") or ():
+                used += quantity_millis(str(((c.get("resources") or {}).get("requests") or {}).get("cpu", "0")))
+        return max(allocatable - used, 0)
 
     def _poll(self) -> None:
         pods = self.api.list_pods(self.plan.namespace, f"{RUN_LABEL}={self.plan.run_id}")
