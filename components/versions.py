@@ -91,3 +91,6 @@ ADDON_VERSIONS: dict[str, dict[str, str]] = {
     "1.36": {"vpc-cni": "v1.21.1-eksbuild.1", "kube-proxy": "v1.36.0-eksbuild.1",
              "coredns": "v1.13.1-eksbuild.1", "eks-pod-identity-agent": "v1.3.10-eksbuild.1"},
 }
+
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+"""The container of the post-deploy smoke test's pods (`python -m infra smoke`): multi-arch, does nothing."""

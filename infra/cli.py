@@ -1,4 +1,4 @@
-"""Command line: `python -m infra plan | schema | diff | import-legacy | cost | simulate`."""
+"""Command line: `python -m infra plan | schema | diff | import-legacy | cost | simulate | smoke`."""
 
 from __future__ import annotations
 
@@ -65,6 +65,10 @@ def _parser() -> argparse.ArgumentParser:
     simulate.add_argument("--fixed-instance-type", default="m5.large", metavar="TYPE",
                           help="instance type of the fixed node group to compare with (default: m5.large)")
     simulate.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+
+    from infra import smoke
+
+    smoke.add_parser(sub)
     return parser
 
 
@@ -204,7 +208,6 @@ def cmd_cost(args: argparse.Namespace) -> int:
     return 0
 
 
-
 def cmd_simulate(args: argparse.Namespace) -> int:
     from components.catalogue import load_catalogue
     from components.simulate import WorkloadError, load_workload, pools_for_stack, schedule, schedule_fixed
@@ -241,8 +244,15 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
+
+def cmd_smoke(args: argparse.Namespace) -> int:
+    from infra.smoke import cmd_smoke as run_smoke
+
+    return run_smoke(args)
+
+
 COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "diff": cmd_diff, "import-legacy": cmd_import_legacy,
-            "cost": cmd_cost, "simulate": cmd_simulate}
+            "cost": cmd_cost, "simulate": cmd_simulate, "smoke": cmd_smoke}
 
 
 def main(argv: list[str] | None = None) -> int:
