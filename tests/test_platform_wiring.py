@@ -145,7 +145,7 @@ def test_pod_identity_trust(stack: str) -> None:
 
 def test_brownfield_controller_uses_irsa_on_the_existing_oidc_provider() -> None:
     doc = plan_stack("brownfield")
-    assert "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider" in doc.invokes
+    assert "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider" in doc.invoke_tokens
     assert doc.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
     trust = json.loads(only(doc, ROLE, "karpenter-iam-controller").inputs["assumeRolePolicy"])["Statement"][0]
     issuer = doc.outputs["oidcIssuer"]
@@ -251,7 +251,7 @@ def test_spot_service_linked_role() -> None:
 def test_brownfield_adopts_the_cluster_by_name() -> None:
     doc = plan_stack("brownfield")
     assert doc.by_type(EKS) == [] and doc.by_type(MNG) == [] and doc.by_type(ADDON) == []
-    assert "aws:eks/getCluster:getCluster" in doc.invokes
+    assert "aws:eks/getCluster:getCluster" in doc.invoke_tokens
     assert doc.outputs["clusterName"] == "legacy-cas"
     provider = only(doc, "pulumi:providers:kubernetes")
     assert provider.inputs["kubeconfig"] == "[secret]"
@@ -316,7 +316,7 @@ def test_controller_on_fargate_gets_a_profile_and_irsa(tmp_path: Path) -> None:
 
 def test_policy_documents_are_built_without_invokes() -> None:
     for stack in ("dev", "prod", "brownfield"):
-        invokes = plan_stack(stack).invokes
+        invokes = plan_stack(stack).invoke_tokens
         assert "aws:iam/getPolicyDocument:getPolicyDocument" not in invokes
         # per stack, not per pool: caller identity, and for an existing cluster its look-up and OIDC provider
         assert len(invokes) <= 3

@@ -11,7 +11,7 @@ from pulumi.runtime import mocks as _mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
-from infra.engine.document import PlannedResource
+from infra.engine.document import PlannedInvoke, PlannedResource
 
 ACCOUNT_ID = "123456789012"
 """Placeholder account: every ARN in an offline plan uses it."""
@@ -87,7 +87,7 @@ class PlanMocks(pulumi.runtime.Mocks):
         self.region = region
         self.invoke_results = invoke_results or {}
         self.stack_outputs = stack_outputs or {}
-        self.invokes: list[str] = []
+        self.invokes: list[PlannedInvoke] = []
 
     def new_resource(self, args: _mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         key = f"{args.typ}::{args.name}"
@@ -114,7 +114,7 @@ class PlanMocks(pulumi.runtime.Mocks):
         return id_, state
 
     def call(self, args: _mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]]]:
-        self.invokes.append(args.token)
+        self.invokes.append(PlannedInvoke(token=args.token, args=_plain(dict(args.args))))
         if args.token in self.invoke_results:
             result = self.invoke_results[args.token]
             return dict(result(args.args) if callable(result) else result), []
@@ -221,6 +221,7 @@ class CapturingMonitor(_mocks.MockMonitor):
 
 
 def _options(request: Any) -> dict[str, Any]:
+    """The options of a registration that change what the engine does, as the SDK sent them; unset ones left out."""
     opts: dict[str, Any] = {}
     if request.protect:
         opts["protect"] = True
@@ -235,9 +236,21 @@ def _options(request: Any) -> dict[str, Any]:
     if request.importId:
         opts["import"] = request.importId
     if request.provider:
-        opts["provider"] = request.provider.split("::")[0]
+        opts["provider"] = request.provider.rsplit("::", 1)[0]  # a reference is `<urn>::<id>`
     if request.version:
         opts["version"] = request.version
+    timeouts = {k: getattr(request.customTimeouts, k) for k in ("create", "update", "delete")
+                if getattr(request.customTimeouts, k)}
+    if timeouts:
+        opts["customTimeouts"] = timeouts
+    # The SDK sends explicit `depends_on` merged into `dependencies`, with the edges that come from inputs
+    # listed per property in `propertyDependencies`: the explicit ones are what no property accounts for.
+    from_inputs = {urn for deps in request.propertyDependencies.values() for urn in deps.urns}
+    explicit = sorted(set(request.dependencies) - from_inputs)
+    if explicit:
+        opts["dependsOn"] = explicit
+    if request.deletedWith:
+        opts["deletedWith"] = request.deletedWith
     aliases = sorted({*request.aliasURNs, *(_alias_urn(request, a) for a in request.aliases)})
     if aliases:
         opts["aliases"] = aliases

@@ -190,7 +190,7 @@ def _run_mocked(func: Callable[[], object], project: str, stack: str, config: di
         # Registration order depends on task scheduling; URN order does not.
         resources=sorted(monitor.planned, key=lambda r: r.urn),
         outputs=monitor.stack_outputs,
-        invokes=list(mocks.invokes),
+        invokes=sorted(mocks.invokes, key=lambda i: i.sort_key()),
         warnings=collector.messages,
     )
     return PlanResult(document, error)
