@@ -58,7 +58,7 @@ def build(cfg: StackConfig) -> None:
         "nodeRoleArn": node_role.role_arn, "interruptionQueueArn": queue.queue_arn if queue else None,
         "zonalShift": kcfg.zonal_shift,
         "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
-        "createSpotServiceLinkedRole": kcfg.spot_service_linked_role == "create", "tags": stack_tags,
+        "spotServiceLinkedRole": kcfg.spot_service_linked_role, "tags": stack_tags,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster]))
 
     controller_needs: list[pulumi.Resource] = [*cluster.ready, iam]

@@ -370,7 +370,7 @@ def test_config_defaults() -> None:
                      "minValuesPolicy": "Strict", "vmMemoryOverheadPercent": 0.075, "reservedENIs": 0,
                      "isolatedVPC": False, "amiRefreshInterval": "1m", "subnetRefreshInterval": "1m"},
         "zonalShift": False, "nodeRole": {"additionalPolicyArns": [], "instanceProfile": False},
-        "spotServiceLinkedRole": "create", "priorityClassName": "system-cluster-critical",
+        "spotServiceLinkedRole": "auto", "priorityClassName": "system-cluster-critical",
         "dnsPolicy": "ClusterFirst",
     }
     assert validate_karpenter(cfg, AT) == []
@@ -408,7 +408,7 @@ def test_config_round_trips_through_its_own_dump() -> None:
     ({"featureGates": {"nodeRepairs": True}}, "featureGates.nodeRepairs", "Extra inputs"),
     ({"nodeRole": {"additionalPolicyArns": ["AmazonS3ReadOnlyAccess"]}}, "nodeRole.additionalPolicyArns[0]",
      "pattern"),
-    ({"spotServiceLinkedRole": "skip"}, "spotServiceLinkedRole", "'create' or 'exists'"),
+    ({"spotServiceLinkedRole": "skip"}, "spotServiceLinkedRole", "'auto', 'create' or 'exists'"),
     ({"zonalshift": True}, "zonalshift", "Extra inputs"),
 ])
 def test_field_errors_name_the_key(raw: dict[str, Any], path: str, fragment: str) -> None:

@@ -11,8 +11,8 @@ import pytest
 from components import versions
 from components.cluster.plan import SYSTEM_LABEL_KEY
 from components.interruption import INTERRUPTION_EVENTS
-from infra.engine import PlanDocument, PlannedResource
-from tests.conftest import plan_config, plan_stack, stack_config
+from infra.engine import PlanDocument, PlannedResource, plan_program
+from tests.conftest import REPO, STACKS, plan_config, plan_stack, stack_config
 
 EKS = "eks:index:Cluster"
 MNG = "eks:index:ManagedNodeGroup"
@@ -241,11 +241,51 @@ def test_prod_protects_stateful_resources() -> None:
     assert "protect" not in doc.get("eks-karpenter:index:InterruptionQueue", "interruption").options
 
 
-def test_spot_service_linked_role() -> None:
-    slr = only(plan_stack("dev"), "aws:iam/serviceLinkedRole:ServiceLinkedRole")
+SLR = "aws:iam/serviceLinkedRole:ServiceLinkedRole"
+GET_ROLES = "aws:iam/getRoles:getRoles"
+SPOT_ROLE_LOOKUP = {"nameRegex": "^AWSServiceRoleForEC2Spot$", "pathPrefix": "/aws-service-role/spot.amazonaws.com/"}
+USED_ACCOUNT = {GET_ROLES: {"names": ["AWSServiceRoleForEC2Spot"],
+                            "arns": ["arn:aws:iam::123456789012:role/aws-service-role/spot.amazonaws.com/"
+                                     "AWSServiceRoleForEC2Spot"]}}
+
+
+def _karpenter_override(stack: str, **values: Any) -> dict[str, str]:
+    return {"eks-karpenter:karpenter": json.dumps({**stack_config(stack).get("eks-karpenter:karpenter", {}),
+                                                   **values})}
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_spot_service_linked_role_default_looks_up_then_creates_in_a_fresh_account(stack: str) -> None:
+    doc = plan_stack(stack)
+    assert [i.args for i in doc.invokes if i.token == GET_ROLES] == [SPOT_ROLE_LOOKUP]
+    slr = only(doc, SLR)
     assert slr.inputs["awsServiceName"] == "spot.amazonaws.com"
     assert slr.options.get("retainOnDelete") is True
-    assert plan_stack("brownfield").by_type("aws:iam/serviceLinkedRole:ServiceLinkedRole") == []
+
+
+def test_spot_service_linked_role_default_registers_nothing_in_a_used_account() -> None:
+    doc = plan_program(REPO, "dev", invoke_results=USED_ACCOUNT)
+    assert GET_ROLES in doc.invoke_tokens
+    assert doc.by_type(SLR) == []
+
+
+def test_spot_service_linked_role_explicit_choices() -> None:
+    created = plan_program(REPO, "dev", config_overrides=_karpenter_override("dev", spotServiceLinkedRole="create"),
+                           invoke_results=USED_ACCOUNT)
+    assert GET_ROLES not in created.invoke_tokens
+    assert only(created, SLR).options.get("retainOnDelete") is True
+    existing = plan_stack("brownfield")  # spotServiceLinkedRole: exists
+    assert GET_ROLES not in existing.invoke_tokens
+    assert existing.by_type(SLR) == []
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_any_service_linked_role_is_retained_and_looked_up_first(stack: str) -> None:
+    doc = plan_stack(stack)
+    for slr in doc.by_type(SLR):
+        assert slr.options.get("retainOnDelete") is True
+        if stack_config(stack).get("eks-karpenter:karpenter", {}).get("spotServiceLinkedRole", "auto") == "auto":
+            assert GET_ROLES in doc.invoke_tokens
 
 
 def test_brownfield_adopts_the_cluster_by_name() -> None:

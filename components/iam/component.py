@@ -105,8 +105,9 @@ class KarpenterIamArgs(TypedDict):
     """IRSA only: the cluster's IAM OIDC provider."""
     oidcIssuer: pulumi.Input[str]
     """IRSA only: the issuer without `https://`."""
-    createSpotServiceLinkedRole: bool
-    """Create `AWSServiceRoleForEC2Spot` (once per account; spot launches fail without it)."""
+    spotServiceLinkedRole: Literal["auto", "create", "exists"]
+    """`AWSServiceRoleForEC2Spot` (once per account; spot launches fail without it): `auto` looks it up and
+    registers it only when absent, `create` registers it, `exists` does neither."""
     tags: dict[str, str]
     """Tags for IAM resources."""
 
@@ -171,14 +172,34 @@ class KarpenterIam(pulumi.ComponentResource):
         aws.eks.AccessEntry(f"{name}-node-access", cluster_name=cluster, principal_arn=args["nodeRoleArn"],
                             type="EC2_LINUX", tags=args["tags"], opts=child)
 
-        if args["createSpotServiceLinkedRole"]:
-            # Account-wide and shared with other stacks: kept when this stack is destroyed.
-            aws.iam.ServiceLinkedRole(f"{name}-spot-slr", aws_service_name="spot.amazonaws.com",
+        mode = args["spotServiceLinkedRole"]
+        if mode == "create" or (mode == "auto" and not spot_service_linked_role_exists(self)):
+            # Account-wide and shared with other stacks: kept when this stack is destroyed or stops registering
+            # it (with `auto`, the `up` after the one that created it finds it and forgets it: a state-only
+            # removal, the role stays).
+            aws.iam.ServiceLinkedRole(f"{name}-spot-slr", aws_service_name=SPOT_SERVICE,
                                       opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True))
 
         self.controller_role_arn = role.arn
         self.policy_arns = pulumi.Output.all(**arns).apply(dict)
         self.register_outputs({"controllerRoleArn": self.controller_role_arn, "policyArns": self.policy_arns})
+
+
+SPOT_SERVICE = "spot.amazonaws.com"
+SPOT_ROLE_NAME = "AWSServiceRoleForEC2Spot"
+SPOT_ROLE_PATH = f"/aws-service-role/{SPOT_SERVICE}/"
+
+
+def spot_service_linked_role_exists(parent: pulumi.Resource) -> bool:
+    """Whether the account already has `AWSServiceRoleForEC2Spot`.
+
+    `getRoles` (not `getRole`) because it answers an empty list when the role is absent instead of failing. It
+    is a plain (blocking) invoke: whether the resource is registered must be known when the program runs, so
+    that the preview shows it, not decided inside an apply.
+    """
+    found = aws.iam.get_roles(name_regex=f"^{SPOT_ROLE_NAME}$", path_prefix=SPOT_ROLE_PATH,
+                              opts=pulumi.InvokeOptions(parent=parent))
+    return SPOT_ROLE_NAME in found.names
 
 
 def _pick(short: str) -> Callable[[dict[str, str]], str]:

@@ -195,9 +195,11 @@ class KarpenterConfig(Model):
     cluster needs zonal shift enabled for this to have any effect."""
     node_role: NodeRoleConfig = Field(default_factory=NodeRoleConfig)
     """The node IAM role of Karpenter-launched instances."""
-    spot_service_linked_role: Literal["create", "exists"] = "create"
-    """`AWSServiceRoleForEC2Spot`, without which spot launches fail: `create` it, or `exists` when the account
-    already has it (it is one per account, so a second create fails)."""
+    spot_service_linked_role: Literal["auto", "create", "exists"] = "auto"
+    """`AWSServiceRoleForEC2Spot`, without which spot launches fail. It is one per account and shared, so a
+    second create fails. `auto` looks it up at every `up` and creates it only when the account has none;
+    `create` always registers it (fails if the account already has it); `exists` never looks nor creates.
+    A role this stack registers is never deleted by destroy (retainOnDelete)."""
     priority_class_name: PriorityClassName = "system-cluster-critical"
     """PriorityClass of the controller pods: the autoscaler must not be preempted by the pods it schedules."""
     dns_policy: Literal["ClusterFirst", "Default"] = "ClusterFirst"
