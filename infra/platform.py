@@ -16,6 +16,7 @@ from components.iam import KarpenterIam, NodeRole, iam_name
 from components.interruption import InterruptionQueue
 from components.karpenter import Karpenter
 from components.karpenter.fargate import KarpenterFargateProfile
+from components.namespaces import Namespaces, platform_namespaces
 from components.network import Network
 from components.nodepool import NodeClass, NodePool, render_node_class, render_node_pool, scheduling_for, warnings_for
 from components.nth import NodeTerminationHandler
@@ -61,7 +62,24 @@ def build(cfg: StackConfig) -> None:
         "spotServiceLinkedRole": kcfg.spot_service_linked_role, "tags": stack_tags,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster]))
 
-    controller_needs: list[pulumi.Resource] = [*cluster.ready, iam]
+    in_cluster = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
+    wanted = platform_namespaces(
+        karpenter=kcfg.namespace,
+        node_termination_handler=cfg.node_termination_handler.namespace if cfg.node_termination_handler.enabled
+        else None)
+    namespaces = Namespaces("namespaces", {"namespaces": wanted, "deleteTimeout": kcfg.delete_timeout},
+                            opts=in_cluster) if wanted else None
+
+    def namespace(name: str) -> list[pulumi.Resource]:
+        return namespaces.for_namespace(name) if namespaces else []
+
+    # Everything the controller needs running before it starts, and still there while it drains nodes on
+    # destroy (NodePools and EC2NodeClasses depend on the controller, so they are deleted first): node groups
+    # and add-ons, every piece of its IAM (the attachments are the role's children, which a depends_on on the
+    # IAM component would not reach), the interruption queue with its policy and rules, and its namespace.
+    controller_needs: list[pulumi.Resource] = [*cluster.ready, *iam.ready,
+                                               *([queue] if queue else []),
+                                               *namespace(kcfg.namespace)]
     if kcfg.controller_on_fargate:
         controller_needs.append(KarpenterFargateProfile("karpenter-fargate", {
             "clusterName": name, "region": cfg.region, "namespace": kcfg.namespace, "subnetIds": private_subnets,
@@ -71,10 +89,13 @@ def build(cfg: StackConfig) -> None:
         "config": kcfg, "clusterName": name, "clusterEndpoint": cluster.endpoint,
         "interruptionQueueName": queue.queue_name if queue else None,
         "controllerRoleArn": iam.controller_role_arn, "dependsOn": controller_needs,
-    }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
+        "deleteTimeout": kcfg.delete_timeout,
+    }, opts=in_cluster)
 
     # Classes and pools belong to the Karpenter layer and need its CRDs and a running controller; destroy removes
-    # them first, while the controller still runs to drain and terminate their nodes.
+    # them first, while the controller (and through it its IAM, access entry and queue) still runs to drain and
+    # terminate their nodes. Their finalizers hold each delete until then: bounded by `deleteTimeout`.
+    finalized = pulumi.CustomTimeouts(delete=kcfg.delete_timeout)
     classes: dict[str, NodeClass] = {}
     for node_class in cfg.node_classes:
         if kcfg.node_role.instance_profile and not (node_class.role or node_class.instance_profile):
@@ -82,17 +103,21 @@ def build(cfg: StackConfig) -> None:
         classes[node_class.name] = NodeClass(
             f"nodeclass-{node_class.name}",
             {"manifest": render_node_class(node_class, name, node_role_name, stack_tags)},
-            opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[karpenter.controller, node_role]))
+            opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[karpenter.controller, *node_role.ready],
+                                        custom_timeouts=finalized))
     for pool in cfg.node_pools:
         NodePool(f"nodepool-{pool.name}", {"manifest": render_node_pool(pool)},
                  opts=pulumi.ResourceOptions(parent=karpenter,
-                                             depends_on=[karpenter.controller, classes[pool.node_class]]))
+                                             depends_on=[karpenter.controller, classes[pool.node_class]],
+                                             custom_timeouts=finalized))
 
     if cfg.node_termination_handler.enabled:
         NodeTerminationHandler("node-termination-handler", {
             "config": cfg.node_termination_handler, "clusterName": name, "tags": stack_tags,
             "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
-        }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=cluster.ready))
+        }, opts=pulumi.ResourceOptions(
+            providers={"kubernetes": cluster.provider},
+            depends_on=[*cluster.ready, *namespace(cfg.node_termination_handler.namespace)]))
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("clusterEndpoint", cluster.endpoint)

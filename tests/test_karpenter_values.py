@@ -371,7 +371,7 @@ def test_config_defaults() -> None:
                      "isolatedVPC": False, "amiRefreshInterval": "1m", "subnetRefreshInterval": "1m"},
         "zonalShift": False, "nodeRole": {"additionalPolicyArns": [], "instanceProfile": False},
         "spotServiceLinkedRole": "auto", "priorityClassName": "system-cluster-critical",
-        "dnsPolicy": "ClusterFirst",
+        "deleteTimeout": "15m", "dnsPolicy": "ClusterFirst",
     }
     assert validate_karpenter(cfg, AT) == []
 
@@ -469,6 +469,8 @@ def issues_of(raw: dict[str, Any]) -> list[tuple[str, str, Any]]:
      "nodeRole.additionalPolicyArns[1]", "listed twice"),
     ({"nodeRole": {"additionalPolicyArns": ["arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"]}},
      "nodeRole.additionalPolicyArns[0]", "already attached"),
+    ({"deleteTimeout": "30s"}, "deleteTimeout", "between 1m"),
+    ({"deleteTimeout": "25h"}, "deleteTimeout", "between 1m"),
 ])
 def test_rules(raw: dict[str, Any], path: str, fragment: str) -> None:
     issues = issues_of(raw)

@@ -202,6 +202,12 @@ class KarpenterConfig(Model):
     A role this stack registers is never deleted by destroy (retainOnDelete)."""
     priority_class_name: PriorityClassName = "system-cluster-critical"
     """PriorityClass of the controller pods: the autoscaler must not be preempted by the pods it schedules."""
+    delete_timeout: Duration = "15m"
+    """How long `pulumi destroy` (or removing one from config) waits for a NodePool or EC2NodeClass to go, and
+    for the Karpenter releases to uninstall, before failing instead of hanging. Their finalizers hold the delete
+    until Karpenter has drained and terminated their nodes; a drain blocked by a PodDisruptionBudget can take
+    longer (up to the pool's `terminationGracePeriod`): then the delete fails, and re-running destroy after
+    fixing the blocker continues it. Between 1m and 24h."""
     dns_policy: Literal["ClusterFirst", "Default"] = "ClusterFirst"
     """Pod DNS policy. Use `Default` (the VPC resolver) if CoreDNS may run on Karpenter-launched nodes, so the
     controller can still start when those nodes are gone."""
