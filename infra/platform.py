@@ -11,6 +11,7 @@ from __future__ import annotations
 import pulumi
 
 from components import tags
+from components.access import Access, access_entries
 from components.cluster import Cluster
 from components.iam import KarpenterIam, NodeRole, iam_name
 from components.interruption import InterruptionQueue
@@ -20,8 +21,8 @@ from components.namespaces import Namespaces, platform_namespaces
 from components.network import Network
 from components.nodepool import NodeClass, NodePool, render_node_class, render_node_pool, scheduling_for, warnings_for
 from components.nth import NodeTerminationHandler
-from components.stack import StackConfig
-from infra.settings import read_stack_config
+from components.stack import PROJECT, StackConfig
+from infra.settings import read_stack_config, stack_file
 
 
 def build(cfg: StackConfig) -> None:
@@ -49,7 +50,16 @@ def build(cfg: StackConfig) -> None:
         "config": cfg.cluster, "region": cfg.region, "vpcId": network.vpc_id, "privateSubnetIds": private_subnets,
         "tags": stack_tags, "awsAuthRoleArns": [node_role.role_arn],
         "lookupOidcProvider": kcfg.identity == "irsa", "deletionProtection": cfg.protect,
+        "providerCredentials": cfg.access.provider_credentials,
     }, opts=stateful)
+
+    # People, CI roles and consumer stacks' deploy roles: access entries with access-policy associations.
+    access = Access("access", {
+        "clusterName": name, "region": cfg.region, "config": cfg.access, "configPath": (f"{PROJECT}:access",),
+        "source": stack_file(pulumi.get_stack()), "clusterCreatedHere": not cfg.cluster.existing,
+        "tags": stack_tags,
+    }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider})) \
+        if cfg.access.cluster_admins or cfg.access.teams else None
 
     queue = InterruptionQueue("interruption", {"clusterName": name, "tags": stack_tags}) \
         if cfg.interruption.enabled else None
@@ -66,7 +76,8 @@ def build(cfg: StackConfig) -> None:
     wanted = platform_namespaces(
         karpenter=kcfg.namespace,
         node_termination_handler=cfg.node_termination_handler.namespace if cfg.node_termination_handler.enabled
-        else None)
+        else None,
+        teams=[(team.name, team.namespaces) for team in cfg.access.teams])
     namespaces = Namespaces("namespaces", {"namespaces": wanted, "deleteTimeout": kcfg.delete_timeout},
                             opts=in_cluster) if wanted else None
 
@@ -134,6 +145,8 @@ def build(cfg: StackConfig) -> None:
     pulumi.export("interruptionQueueName", queue.queue_name if queue else None)
     pulumi.export("nodePools", [p.name for p in cfg.node_pools])
     pulumi.export("workloadScheduling", {p.name: scheduling_for(p) for p in cfg.node_pools})
+    pulumi.export("accessPrincipals", [e.principal_arn for e in access_entries(cfg.access)] if access else [])
+    pulumi.export("teamNamespaces", {team.name: list(team.namespaces) for team in cfg.access.teams})
     pulumi.export("vpcId", network.vpc_id)
     pulumi.export("privateSubnetIds", network.private_subnet_ids)
     pulumi.export("publicSubnetIds", network.public_subnet_ids)

@@ -116,7 +116,7 @@ def test_addons_are_pinned_and_ordered_after_the_system_group(stack: str) -> Non
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
 def test_node_access_entry_is_ec2_linux_for_the_node_role(stack: str) -> None:
     doc = plan_stack(stack)
-    entry = only(doc, "aws:eks/accessEntry:AccessEntry")
+    entry = only(doc, "aws:eks/accessEntry:AccessEntry", "karpenter-iam-node-access")
     assert entry.inputs["type"] == "EC2_LINUX"
     assert entry.inputs["principalArn"] == doc.outputs["nodeRoleArn"]
     assert entry.inputs["clusterName"] == doc.outputs["clusterName"]
@@ -226,7 +226,7 @@ def test_karpenter_releases_values_and_order(stack: str) -> None:
     assert not settings["interruptionQueue"].startswith(("arn:", "https:"))
     # the controller waits for its identity and (for created clusters) the node groups and add-ons
     # (depends_on a component expands to its children)
-    needed = {only(doc, "aws:eks/accessEntry:AccessEntry").urn,
+    needed = {only(doc, "aws:eks/accessEntry:AccessEntry", "karpenter-iam-node-access").urn,
               *(r.urn for r in doc.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation"))}
     assert needed <= set(crd.dependencies) & set(controller.dependencies)
     for dep in [*doc.by_type(MNG), *doc.by_type(ADDON)]:
@@ -319,7 +319,9 @@ def test_cluster_scoped_iam_children_wait_for_the_cluster(stack: str) -> None:
     doc = plan_stack(stack)
     cluster = only(doc, EKS).urn
     for type_ in ("aws:eks/accessEntry:AccessEntry", "aws:eks/podIdentityAssociation:PodIdentityAssociation"):
-        assert cluster in only(doc, type_).dependencies
+        assert doc.by_type(type_)
+        for r in doc.by_type(type_):
+            assert cluster in r.dependencies, r.name
 
 
 def test_nth_release_waits_for_the_node_groups() -> None:
@@ -379,4 +381,5 @@ def test_aws_auth_mapping_only_in_explicit_compatibility_mode(tmp_path: Path) ->
     assert cluster["roleMappings"] == [{"roleArn": doc.outputs["nodeRoleArn"],
                                         "username": "system:node:{{EC2PrivateDNSName}}",
                                         "groups": ["system:bootstrappers", "system:nodes"]}]
-    assert only(doc, "aws:eks/accessEntry:AccessEntry").inputs["type"] == "EC2_LINUX"  # still there
+    node_entry = only(doc, "aws:eks/accessEntry:AccessEntry", "karpenter-iam-node-access")
+    assert node_entry.inputs["type"] == "EC2_LINUX"  # still there

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
@@ -12,6 +12,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from components import tags as T
+from components.access.config import ProviderCredentials
 from components.cluster import plan as P
 from components.cluster.config import ClusterConfig
 from components.iam.component import NodeRole, iam_name
@@ -36,6 +37,9 @@ class ClusterArgs(TypedDict):
     """For an existing cluster: look up its IAM OIDC provider (needed for IRSA only)."""
     deletionProtection: bool
     """EKS deletion protection (set for protected stacks, on top of Pulumi's `protect`)."""
+    providerCredentials: NotRequired[ProviderCredentials]
+    """How this program's Kubernetes provider gets its token (role to assume, AWS CLI profile); default: the
+    process's AWS credentials. The exported `kubeconfig` never carries them."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -59,6 +63,8 @@ class Cluster(pulumi.ComponentResource):
     """Kubeconfig JSON (secret)."""
     provider: k8s.Provider
     """Kubernetes provider for this cluster, for downstream components."""
+    provider_kubeconfig: pulumi.Output[str]
+    """The provider's kubeconfig (secret): `kubeconfig` plus `providerCredentials` in `aws eks get-token`."""
     ready: list[pulumi.Resource]
     """What in-cluster components must wait for (and what they are deleted before): node groups, add-ons."""
 
@@ -70,6 +76,16 @@ class Cluster(pulumi.ComponentResource):
             self._adopt(name, args)
         else:
             self._create(name, args)
+        # The provider authenticates like the exported kubeconfig, plus the stack's own credentials options
+        # (a CI deploy role, a local profile); the exported kubeconfig stays neutral for other stacks.
+        creds = args.get("providerCredentials") or ProviderCredentials()
+        region = args["region"]
+        token_kubeconfig: pulumi.Output[str] = pulumi.Output.all(self.endpoint, self.certificate_authority).apply(
+            lambda a: P.exec_kubeconfig(cfg.name, a[0], a[1], region, role_arn=creds.role_arn,
+                                        profile=creds.profile))
+        self.provider_kubeconfig = pulumi.Output.secret(token_kubeconfig)
+        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.provider_kubeconfig,
+                                     opts=pulumi.ResourceOptions(parent=self))
         aws.ec2.Tag(f"{name}-sg-discovery", resource_id=self.cluster_security_group_id, key=T.DISCOVERY_KEY,
                     value=cfg.name, opts=pulumi.ResourceOptions(parent=self))
         self.register_outputs({
@@ -129,7 +145,6 @@ class Cluster(pulumi.ComponentResource):
         self.oidc_provider_arn = cluster.oidc_provider_arn
         self.cluster_security_group_id = cluster.cluster_security_group_id
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
-        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
 
         # EKS creates the access entries of managed node groups' roles itself.
         role = NodeRole(f"{name}-managed-nodes", {
@@ -205,5 +220,3 @@ class Cluster(pulumi.ComponentResource):
             self.oidc_provider_arn = pulumi.Output.from_input("")
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(self.endpoint, self.certificate_authority).apply(
             lambda a: P.exec_kubeconfig(cfg.name, a[0], a[1], region)))
-        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig,
-                                     opts=pulumi.ResourceOptions(parent=self))

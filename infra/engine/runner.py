@@ -174,6 +174,10 @@ def _run_mocked(func: Callable[[], object], project: str, stack: str, config: di
     _settings.ROOT.set(None)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor, logger=logger)
     _settings.ROOT.set(None)  # set_mocks made a root; the run makes its own, as `pulumi up` does
+    # A run that failed inside an apply leaves its pending outputs behind, bound to its closed event loop;
+    # the next run in this process would wait on them.
+    with _settings.SETTINGS.lock:
+        _settings.SETTINGS.outputs.clear()
     pulumi.runtime.set_all_config(config)
 
     error: BaseException | None = None
