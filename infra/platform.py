@@ -13,6 +13,7 @@ import pulumi
 from components import tags
 from components.access import Access, access_entries
 from components.cluster import Cluster
+from components.cluster.component import lookup_existing_cluster
 from components.iam import KarpenterIam, NodeRole, iam_name
 from components.interruption import InterruptionQueue
 from components.karpenter import Karpenter
@@ -20,6 +21,7 @@ from components.karpenter.fargate import KarpenterFargateProfile
 from components.namespaces import Namespaces, platform_namespaces
 from components.network import Network
 from components.nodepool import NodeClass, NodePool, render_node_class, render_node_pool, scheduling_for, warnings_for
+from components.nodepool.config import NodeClassConfig, SecurityGroupSelectorTerm
 from components.nth import NodeTerminationHandler
 from components.stack import PROJECT, StackConfig
 from infra.settings import read_stack_config, stack_file
@@ -33,6 +35,11 @@ def build(cfg: StackConfig) -> None:
     stack_tags = tags.base_tags(name, cfg.tags)
     stateful = pulumi.ResourceOptions(protect=cfg.protect)
     kcfg = cfg.karpenter
+
+    source = stack_file(pulumi.get_stack())
+    # An existing cluster is looked up before anything is registered: if it cannot take Karpenter's nodes, the
+    # error leaves nothing half-created.
+    existing = lookup_existing_cluster(name, source, (f"{PROJECT}:cluster",)) if cfg.cluster.existing else None
 
     network = Network("network", {"clusterName": name, "config": cfg.network, "tags": stack_tags}, opts=stateful)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
@@ -50,13 +57,14 @@ def build(cfg: StackConfig) -> None:
         "config": cfg.cluster, "region": cfg.region, "vpcId": network.vpc_id, "privateSubnetIds": private_subnets,
         "tags": stack_tags, "awsAuthRoleArns": [node_role.role_arn],
         "lookupOidcProvider": kcfg.identity == "irsa", "deletionProtection": cfg.protect,
-        "providerCredentials": cfg.access.provider_credentials,
+        "providerCredentials": cfg.access.provider_credentials, "source": source,
+        "configPath": (f"{PROJECT}:cluster",), "existingCluster": existing,
     }, opts=stateful)
 
     # People, CI roles and consumer stacks' deploy roles: access entries with access-policy associations.
     access = Access("access", {
         "clusterName": name, "region": cfg.region, "config": cfg.access, "configPath": (f"{PROJECT}:access",),
-        "source": stack_file(pulumi.get_stack()), "clusterCreatedHere": not cfg.cluster.existing,
+        "source": source, "clusterCreatedHere": not cfg.cluster.existing,
         "tags": stack_tags,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider})) \
         if cfg.access.cluster_admins or cfg.access.teams else None
@@ -100,7 +108,7 @@ def build(cfg: StackConfig) -> None:
         "config": kcfg, "clusterName": name, "clusterEndpoint": cluster.endpoint,
         "interruptionQueueName": queue.queue_name if queue else None,
         "controllerRoleArn": iam.controller_role_arn, "dependsOn": controller_needs,
-        "deleteTimeout": kcfg.delete_timeout,
+        "deleteTimeout": kcfg.delete_timeout, "systemNodeGroup": not cfg.cluster.existing,
     }, opts=in_cluster)
 
     # Classes and pools belong to the Karpenter layer and need its CRDs and a running controller; destroy removes
@@ -111,6 +119,7 @@ def build(cfg: StackConfig) -> None:
     for node_class in cfg.node_classes:
         if kcfg.node_role.instance_profile and not (node_class.role or node_class.instance_profile):
             node_class = node_class.model_copy(update={"instance_profile": node_role_name})
+        node_class = with_node_security_groups(node_class, name, cfg.cluster.node_security_group_ids)
         classes[node_class.name] = NodeClass(
             f"nodeclass-{node_class.name}",
             {"manifest": render_node_class(node_class, name, node_role_name, stack_tags)},
@@ -151,6 +160,19 @@ def build(cfg: StackConfig) -> None:
     pulumi.export("privateSubnetIds", network.private_subnet_ids)
     pulumi.export("publicSubnetIds", network.public_subnet_ids)
     pulumi.export("discoveryTagValue", network.discovery_tag_value)
+
+
+def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str,
+                              group_ids: list[str]) -> NodeClassConfig:
+    """The class with the existing nodes' security groups added, by id, to its selector terms (the discovery
+    tag when it sets none), so Karpenter's nodes get them alongside the cluster security group."""
+    if not group_ids:
+        return node_class
+    terms = list(node_class.security_group_selector_terms or
+                 [SecurityGroupSelectorTerm(tags=tags.discovery_tags(cluster_name))])
+    have = {t.id for t in terms}
+    terms += [SecurityGroupSelectorTerm(id=sg) for sg in group_ids if sg not in have]
+    return node_class.model_copy(update={"security_group_selector_terms": terms})
 
 
 def main() -> None:

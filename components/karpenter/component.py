@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -37,6 +37,9 @@ class KarpenterArgs(TypedDict):
     the interruption queue and its policy, and its namespace."""
     deleteTimeout: str
     """How long destroy waits for each release to uninstall before failing (`customTimeouts.delete`)."""
+    systemNodeGroup: NotRequired[bool]
+    """Whether the cluster has this library's system node group (default True); False on an existing cluster,
+    whose nodes lack its label."""
 
 
 class Karpenter(pulumi.ComponentResource):
@@ -54,6 +57,7 @@ class Karpenter(pulumi.ComponentResource):
     def __init__(self, name: str, args: KarpenterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("eks-karpenter:index:Karpenter", name, None, opts)
         cfg = args["config"]
+        system_node_group = args.get("systemNodeGroup", True)
         timeouts = pulumi.ResourceOptions(custom_timeouts=pulumi.CustomTimeouts(delete=args["deleteTimeout"]))
         crds = k8s.helm.v3.Release(
             f"{name}-crd",
@@ -70,7 +74,8 @@ class Karpenter(pulumi.ComponentResource):
                                    args["controllerRoleArn"]).apply(
             lambda a: controller_values(cfg, cluster_name=args["clusterName"], cluster_endpoint=a[0],
                                         interruption_queue_name=a[1],
-                                        irsa_role_arn=a[2] if cfg.identity == "irsa" else None))
+                                        irsa_role_arn=a[2] if cfg.identity == "irsa" else None,
+                                        system_node_group=system_node_group))
         self.controller = k8s.helm.v3.Release(
             f"{name}-controller",
             name=CONTROLLER_RELEASE,

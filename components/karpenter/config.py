@@ -166,6 +166,25 @@ class NodeRoleConfig(Model):
     which Karpenter manages profiles itself). Needed for private clusters without IAM API access."""
 
 
+LabelKey = Annotated[str, StringConstraints(max_length=316,
+                                            pattern=r"^([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")]
+LabelValue = Annotated[str, StringConstraints(max_length=63,
+                                              pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")]
+
+
+class Toleration(Model):
+    """A pod toleration, as Kubernetes spells it."""
+
+    key: LabelKey | None = None
+    """Taint key; unset with `operator: Exists` tolerates every taint."""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    """`Equal` matches `value`; `Exists` matches any value."""
+    value: LabelValue | None = None
+    """Taint value (with `Equal`)."""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    """Taint effect; unset matches every effect."""
+
+
 class KarpenterConfig(Model):
     """The Karpenter controller install: chart version, identity, placement, sizing and settings."""
 
@@ -179,7 +198,18 @@ class KarpenterConfig(Model):
     """How the controller gets AWS credentials: EKS Pod Identity (needs the eks-pod-identity-agent add-on) or
     IRSA (an annotated service account, via the cluster's OIDC provider)."""
     controller_on_fargate: bool = False
-    """Run the controller on Fargate instead of the system node group (requires `identity: irsa`)."""
+    """Run the controller on Fargate instead of the system node group (requires `identity: irsa`). This stack
+    creates the Fargate profile for the controller's pods in its namespace, on a created or an existing
+    cluster."""
+    node_selector: dict[LabelKey, LabelValue] = Field(default_factory=dict)
+    """Extra node labels the controller's nodes must carry (chart `nodeSelector`, on top of
+    `kubernetes.io/os: linux`). On a created cluster the controller also requires the system node group's label
+    `node-role/system: "true"`; on an existing cluster (`cluster.existing: true`) it does not, since the
+    existing nodes do not carry it: by default it runs on any Linux node Karpenter did not launch. Name the
+    existing nodes meant for it here (e.g. `{eks.amazonaws.com/nodegroup: system}`)."""
+    tolerations: list[Toleration] = Field(default_factory=list, max_length=20)
+    """Extra tolerations of the controller's pods (on top of `CriticalAddonsOnly`), for existing nodes that
+    are tainted for system workloads."""
     replicas: int = Field(2, ge=1, le=10)
     """Controller replicas (one leader, the others on standby); each needs its own node."""
     log_level: Literal["debug", "info", "error"] = "info"
