@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 first = aws.sqs.Queue("first")
-aws.sqs.Queue("options", name="fixed", opts=pulumi.ResourceOptions(
+aws.sqs.Queue("options", name=first.name, opts=pulumi.ResourceOptions(
     protect=True, retain_on_delete=True, delete_before_replace=True, replace_on_changes=["name"],
     ignore_changes=["tags"], depends_on=[first],
     custom_timeouts=pulumi.CustomTimeouts(create="2m", delete="15m")))
@@ -45,6 +45,7 @@ def test_every_engine_option_is_recorded(tmp_path: Path) -> None:
     assert options["replaceOnChanges"] == ["name"]
     assert options["ignoreChanges"] == ["tags"]
     assert options["customTimeouts"] == {"create": "2m", "delete": "15m"}
+    # recorded even though an input (name) also depends on `first`: the SDK merges both into `dependencies`
     assert options["dependsOn"] == [first.urn]
 
 

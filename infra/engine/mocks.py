@@ -187,6 +187,22 @@ class CapturingMonitor(_mocks.MockMonitor):
         self.stack_outputs: dict[str, Any] = {}
         self.root_urn = ""
         self._chains: dict[str, str] = {}
+        self._depends_on: dict[tuple[str, str], list[set[str]]] = {}
+
+    def record_depends_on(self, type_: str, name: str, urns: set[str]) -> None:
+        """The URNs a resource's `depends_on` resolved to (the SDK sends them merged into `dependencies`)."""
+        self._depends_on.setdefault((type_, name), []).append(urns)
+
+    def _explicit(self, request: Any) -> list[str]:
+        recorded = self._depends_on.get((request.type, request.name))
+        if recorded is None:
+            return []
+        if len(recorded) == 1:
+            return sorted(recorded[0])
+        # Two resources of one type and name (under different parents): tell them apart by what no input
+        # accounts for.
+        from_inputs = {urn for deps in request.propertyDependencies.values() for urn in deps.urns}
+        return sorted(set(request.dependencies) - from_inputs)
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         # Like the engine: the root stack is not part of a child's type chain.
@@ -212,7 +228,7 @@ class CapturingMonitor(_mocks.MockMonitor):
                 custom=bool(request.custom),
                 inputs=_plain(inputs),
                 dependencies=sorted(set(request.dependencies)),
-                options=_options(request),
+                options=_options(request, self._explicit(request)),
             )
         )
         return response
@@ -223,7 +239,7 @@ class CapturingMonitor(_mocks.MockMonitor):
         return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
 
 
-def _options(request: Any) -> dict[str, Any]:
+def _options(request: Any, depends_on: list[str]) -> dict[str, Any]:
     """The options of a registration that change what the engine does, as the SDK sent them; unset ones left out."""
     opts: dict[str, Any] = {}
     if request.protect:
@@ -246,12 +262,8 @@ def _options(request: Any) -> dict[str, Any]:
                 if getattr(request.customTimeouts, k)}
     if timeouts:
         opts["customTimeouts"] = timeouts
-    # The SDK sends explicit `depends_on` merged into `dependencies`, with the edges that come from inputs
-    # listed per property in `propertyDependencies`: the explicit ones are what no property accounts for.
-    from_inputs = {urn for deps in request.propertyDependencies.values() for urn in deps.urns}
-    explicit = sorted(set(request.dependencies) - from_inputs)
-    if explicit:
-        opts["dependsOn"] = explicit
+    if depends_on:
+        opts["dependsOn"] = depends_on
     if request.deletedWith:
         opts["deletedWith"] = request.deletedWith
     aliases = sorted({*request.aliasURNs, *(_alias_urn(request, a) for a in request.aliases)})
