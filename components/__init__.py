@@ -2,7 +2,8 @@
 
 Each concern has its own package (network, cluster, access, namespaces, iam, karpenter, nodepool, interruption,
 nth): typed config and rules, pure planning code (tags, policy documents, manifests, Helm values) importable
-without a Pulumi engine, and the component that wires the resources. Component type tokens are `eks-karpenter:index:<Name>`.
+without a Pulumi engine, and the component that wires the resources. Component type tokens are
+`eks-karpenter:index:<Name>`.
 """
 
 from components import tags, versions
