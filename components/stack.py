@@ -14,6 +14,8 @@ from typing import Any
 from pydantic import Field, TypeAdapter, ValidationError
 
 from components._model import ConfigError, Issue, Model, Path, issues_from_validation_error
+from components.access.config import AccessConfig
+from components.access.rules import validate_access
 from components.cluster.config import ClusterConfig
 from components.cluster.rules import validate_cluster, validate_kubernetes_version
 from components.compatibility import validate_node_class_amis
@@ -54,6 +56,9 @@ class StackConfig(Model):
     node_termination_handler: NthConfig = Field(default_factory=NthConfig)
     """`eks-karpenter:nodeTerminationHandler`: AWS Node Termination Handler for spot nodes Karpenter does not
     manage (CAS-era spot node groups, self-managed Auto Scaling groups)."""
+    access: AccessConfig = Field(default_factory=AccessConfig)
+    """`eks-karpenter:access`: who can reach the cluster (admins, namespace-scoped teams) and how this
+    program's Kubernetes provider authenticates. Default: only the cluster's creator (EKS's bootstrap entry)."""
     tags: dict[str, str] = Field(default_factory=dict)
     """`eks-karpenter:tags`: tags on every AWS resource, for cost allocation."""
     protect: bool = False
@@ -160,6 +165,17 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
             interruption_handled=cfg.interruption.enabled or
             cfg.interruption.acknowledge_spot_without_interruption_handling,
             at_pools=at("nodePools"), at_classes=at("nodeClasses"))
+    if ok("access"):
+        issues += validate_access(cfg.access, at("access"), cfg.region)
+    if ok("access", "karpenter", "node_termination_handler"):
+        platform = {cfg.karpenter.namespace: "karpenter.namespace"}
+        if cfg.node_termination_handler.enabled:
+            platform.setdefault(cfg.node_termination_handler.namespace, "nodeTerminationHandler.namespace")
+        for t, team in enumerate(cfg.access.teams):
+            for n, namespace in enumerate(team.namespaces):
+                if namespace in platform:
+                    issues.append(Issue(at("access") + ("teams", t, "namespaces", n), "the platform's own "
+                                        f"namespace ({platform[namespace]}): give the team its own", namespace))
     if ok("tags"):
         for key, value in cfg.tags.items():
             if reserved_tag_key(key):

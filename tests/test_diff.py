@@ -357,3 +357,11 @@ def test_diff_base_unknown_ref_exits_1(clone: Path, capsys: pytest.CaptureFixtur
     assert main(["diff", "--base", "no-such-branch", "--stack", "dev", "--program", str(clone)]) == 1
     err = capsys.readouterr().err
     assert "no commit 'no-such-branch'" in err and "fetch-depth: 0" in err
+
+
+def test_a_changed_delete_timeout_shows_as_an_option_update() -> None:
+    old = doc(res(VPC, "v", {}, options={"customTimeouts": {"delete": "15m"}}))
+    new = doc(res(VPC, "v", {}, options={"customTimeouts": {"delete": "40m"}}))
+    [change] = diff_plans(old, new).changes
+    assert change.op == "update"
+    assert [p.label for p in change.properties] == ["option customTimeouts"]

@@ -79,3 +79,18 @@ def test_a_reference_to_an_unknown_stack_is_a_clean_error(tmp_path: Path) -> Non
     proc = plan(program, "dev", "tree")
     assert proc.returncode == 1 and proc.stdout == ""
     assert "no offline outputs for stack reference 'acme/other/dev'" in proc.stderr
+
+
+def test_example_deploys_into_the_namespace_its_access_is_scoped_to() -> None:
+    proc = plan(EXAMPLE)
+    assert proc.returncode == 0, proc.stderr
+    body = json.loads(proc.stdout)
+    by_type = {r["type"]: r for r in body["resources"]}
+    platform = plan_stack("dev")
+    deployment = by_type["kubernetes:apps/v1:Deployment"]["inputs"]["metadata"]
+    assert deployment["namespace"] in platform.outputs["teamNamespaces"]["batch"]
+    created = {r.inputs["metadata"]["name"] for r in platform.by_type("kubernetes:core/v1:Namespace")}
+    assert deployment["namespace"] in created
+    # the team's pool and class are deleted within a bounded time (their finalizers wait for the drain)
+    for type_ in ("kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"):
+        assert by_type[type_]["options"]["customTimeouts"] == {"delete": "15m"}

@@ -362,7 +362,7 @@ def test_config_defaults() -> None:
     cfg = config()
     assert cfg.dump() == {
         "version": versions.KARPENTER_VERSION, "namespace": "kube-system", "identity": "podIdentity",
-        "controllerOnFargate": False, "replicas": 2, "logLevel": "info",
+        "controllerOnFargate": False, "nodeSelector": {}, "tolerations": [], "replicas": 2, "logLevel": "info",
         "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}},
         "featureGates": {"nodeRepair": False, "nodeOverlay": False, "reservedCapacity": True,
                          "spotToSpotConsolidation": False, "staticCapacity": False, "capacityBuffer": False},
@@ -370,8 +370,8 @@ def test_config_defaults() -> None:
                      "minValuesPolicy": "Strict", "vmMemoryOverheadPercent": 0.075, "reservedENIs": 0,
                      "isolatedVPC": False, "amiRefreshInterval": "1m", "subnetRefreshInterval": "1m"},
         "zonalShift": False, "nodeRole": {"additionalPolicyArns": [], "instanceProfile": False},
-        "spotServiceLinkedRole": "create", "priorityClassName": "system-cluster-critical",
-        "dnsPolicy": "ClusterFirst",
+        "spotServiceLinkedRole": "auto", "priorityClassName": "system-cluster-critical",
+        "deleteTimeout": "15m", "dnsPolicy": "ClusterFirst",
     }
     assert validate_karpenter(cfg, AT) == []
 
@@ -408,7 +408,7 @@ def test_config_round_trips_through_its_own_dump() -> None:
     ({"featureGates": {"nodeRepairs": True}}, "featureGates.nodeRepairs", "Extra inputs"),
     ({"nodeRole": {"additionalPolicyArns": ["AmazonS3ReadOnlyAccess"]}}, "nodeRole.additionalPolicyArns[0]",
      "pattern"),
-    ({"spotServiceLinkedRole": "skip"}, "spotServiceLinkedRole", "'create' or 'exists'"),
+    ({"spotServiceLinkedRole": "skip"}, "spotServiceLinkedRole", "'auto', 'create' or 'exists'"),
     ({"zonalshift": True}, "zonalshift", "Extra inputs"),
 ])
 def test_field_errors_name_the_key(raw: dict[str, Any], path: str, fragment: str) -> None:
@@ -469,6 +469,8 @@ def issues_of(raw: dict[str, Any]) -> list[tuple[str, str, Any]]:
      "nodeRole.additionalPolicyArns[1]", "listed twice"),
     ({"nodeRole": {"additionalPolicyArns": ["arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"]}},
      "nodeRole.additionalPolicyArns[0]", "already attached"),
+    ({"deleteTimeout": "30s"}, "deleteTimeout", "between 1m"),
+    ({"deleteTimeout": "25h"}, "deleteTimeout", "between 1m"),
 ])
 def test_rules(raw: dict[str, Any], path: str, fragment: str) -> None:
     issues = issues_of(raw)

@@ -11,8 +11,8 @@ import pytest
 from components import versions
 from components.cluster.plan import SYSTEM_LABEL_KEY
 from components.interruption import INTERRUPTION_EVENTS
-from infra.engine import PlanDocument, PlannedResource
-from tests.conftest import plan_config, plan_stack, stack_config
+from infra.engine import PlanDocument, PlannedResource, plan_program
+from tests.conftest import REPO, STACKS, plan_config, plan_stack, stack_config
 
 EKS = "eks:index:Cluster"
 MNG = "eks:index:ManagedNodeGroup"
@@ -116,7 +116,7 @@ def test_addons_are_pinned_and_ordered_after_the_system_group(stack: str) -> Non
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
 def test_node_access_entry_is_ec2_linux_for_the_node_role(stack: str) -> None:
     doc = plan_stack(stack)
-    entry = only(doc, "aws:eks/accessEntry:AccessEntry")
+    entry = only(doc, "aws:eks/accessEntry:AccessEntry", "karpenter-iam-node-access")
     assert entry.inputs["type"] == "EC2_LINUX"
     assert entry.inputs["principalArn"] == doc.outputs["nodeRoleArn"]
     assert entry.inputs["clusterName"] == doc.outputs["clusterName"]
@@ -145,7 +145,7 @@ def test_pod_identity_trust(stack: str) -> None:
 
 def test_brownfield_controller_uses_irsa_on_the_existing_oidc_provider() -> None:
     doc = plan_stack("brownfield")
-    assert "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider" in doc.invokes
+    assert "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider" in doc.invoke_tokens
     assert doc.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
     trust = json.loads(only(doc, ROLE, "karpenter-iam-controller").inputs["assumeRolePolicy"])["Statement"][0]
     issuer = doc.outputs["oidcIssuer"]
@@ -226,7 +226,7 @@ def test_karpenter_releases_values_and_order(stack: str) -> None:
     assert not settings["interruptionQueue"].startswith(("arn:", "https:"))
     # the controller waits for its identity and (for created clusters) the node groups and add-ons
     # (depends_on a component expands to its children)
-    needed = {only(doc, "aws:eks/accessEntry:AccessEntry").urn,
+    needed = {only(doc, "aws:eks/accessEntry:AccessEntry", "karpenter-iam-node-access").urn,
               *(r.urn for r in doc.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation"))}
     assert needed <= set(crd.dependencies) & set(controller.dependencies)
     for dep in [*doc.by_type(MNG), *doc.by_type(ADDON)]:
@@ -241,17 +241,57 @@ def test_prod_protects_stateful_resources() -> None:
     assert "protect" not in doc.get("eks-karpenter:index:InterruptionQueue", "interruption").options
 
 
-def test_spot_service_linked_role() -> None:
-    slr = only(plan_stack("dev"), "aws:iam/serviceLinkedRole:ServiceLinkedRole")
+SLR = "aws:iam/serviceLinkedRole:ServiceLinkedRole"
+GET_ROLES = "aws:iam/getRoles:getRoles"
+SPOT_ROLE_LOOKUP = {"nameRegex": "^AWSServiceRoleForEC2Spot$", "pathPrefix": "/aws-service-role/spot.amazonaws.com/"}
+USED_ACCOUNT = {GET_ROLES: {"names": ["AWSServiceRoleForEC2Spot"],
+                            "arns": ["arn:aws:iam::123456789012:role/aws-service-role/spot.amazonaws.com/"
+                                     "AWSServiceRoleForEC2Spot"]}}
+
+
+def _karpenter_override(stack: str, **values: Any) -> dict[str, str]:
+    return {"eks-karpenter:karpenter": json.dumps({**stack_config(stack).get("eks-karpenter:karpenter", {}),
+                                                   **values})}
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_spot_service_linked_role_default_looks_up_then_creates_in_a_fresh_account(stack: str) -> None:
+    doc = plan_stack(stack)
+    assert [i.args for i in doc.invokes if i.token == GET_ROLES] == [SPOT_ROLE_LOOKUP]
+    slr = only(doc, SLR)
     assert slr.inputs["awsServiceName"] == "spot.amazonaws.com"
     assert slr.options.get("retainOnDelete") is True
-    assert plan_stack("brownfield").by_type("aws:iam/serviceLinkedRole:ServiceLinkedRole") == []
+
+
+def test_spot_service_linked_role_default_registers_nothing_in_a_used_account() -> None:
+    doc = plan_program(REPO, "dev", invoke_results=USED_ACCOUNT)
+    assert GET_ROLES in doc.invoke_tokens
+    assert doc.by_type(SLR) == []
+
+
+def test_spot_service_linked_role_explicit_choices() -> None:
+    created = plan_program(REPO, "dev", config_overrides=_karpenter_override("dev", spotServiceLinkedRole="create"),
+                           invoke_results=USED_ACCOUNT)
+    assert GET_ROLES not in created.invoke_tokens
+    assert only(created, SLR).options.get("retainOnDelete") is True
+    existing = plan_stack("brownfield")  # spotServiceLinkedRole: exists
+    assert GET_ROLES not in existing.invoke_tokens
+    assert existing.by_type(SLR) == []
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_any_service_linked_role_is_retained_and_looked_up_first(stack: str) -> None:
+    doc = plan_stack(stack)
+    for slr in doc.by_type(SLR):
+        assert slr.options.get("retainOnDelete") is True
+        if stack_config(stack).get("eks-karpenter:karpenter", {}).get("spotServiceLinkedRole", "auto") == "auto":
+            assert GET_ROLES in doc.invoke_tokens
 
 
 def test_brownfield_adopts_the_cluster_by_name() -> None:
     doc = plan_stack("brownfield")
     assert doc.by_type(EKS) == [] and doc.by_type(MNG) == [] and doc.by_type(ADDON) == []
-    assert "aws:eks/getCluster:getCluster" in doc.invokes
+    assert "aws:eks/getCluster:getCluster" in doc.invoke_tokens
     assert doc.outputs["clusterName"] == "legacy-cas"
     provider = only(doc, "pulumi:providers:kubernetes")
     assert provider.inputs["kubeconfig"] == "[secret]"
@@ -279,7 +319,9 @@ def test_cluster_scoped_iam_children_wait_for_the_cluster(stack: str) -> None:
     doc = plan_stack(stack)
     cluster = only(doc, EKS).urn
     for type_ in ("aws:eks/accessEntry:AccessEntry", "aws:eks/podIdentityAssociation:PodIdentityAssociation"):
-        assert cluster in only(doc, type_).dependencies
+        assert doc.by_type(type_)
+        for r in doc.by_type(type_):
+            assert cluster in r.dependencies, r.name
 
 
 def test_nth_release_waits_for_the_node_groups() -> None:
@@ -316,7 +358,7 @@ def test_controller_on_fargate_gets_a_profile_and_irsa(tmp_path: Path) -> None:
 
 def test_policy_documents_are_built_without_invokes() -> None:
     for stack in ("dev", "prod", "brownfield"):
-        invokes = plan_stack(stack).invokes
+        invokes = plan_stack(stack).invoke_tokens
         assert "aws:iam/getPolicyDocument:getPolicyDocument" not in invokes
         # per stack, not per pool: caller identity, and for an existing cluster its look-up and OIDC provider
         assert len(invokes) <= 3
@@ -339,4 +381,5 @@ def test_aws_auth_mapping_only_in_explicit_compatibility_mode(tmp_path: Path) ->
     assert cluster["roleMappings"] == [{"roleArn": doc.outputs["nodeRoleArn"],
                                         "username": "system:node:{{EC2PrivateDNSName}}",
                                         "groups": ["system:bootstrappers", "system:nodes"]}]
-    assert only(doc, "aws:eks/accessEntry:AccessEntry").inputs["type"] == "EC2_LINUX"  # still there
+    node_entry = only(doc, "aws:eks/accessEntry:AccessEntry", "karpenter-iam-node-access")
+    assert node_entry.inputs["type"] == "EC2_LINUX"  # still there

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from infra.engine import PlanDocument, PlannedResource
-from tests.conftest import STACKS, UPSTREAM, plan_stack, requires_upstream
+from tests.conftest import STACKS, UPSTREAM, plan_stack, requires_upstream, stack_config
 
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -79,7 +79,9 @@ def test_classes_use_the_platform_node_role_and_discovery_tags(stack: str) -> No
         assert spec["role"] == doc.outputs["expectedNodeRoleName"] == doc.outputs["nodeRoleName"]
         discovery = [{"tags": {"karpenter.sh/discovery": doc.outputs["discoveryTagValue"]}}]
         assert spec["subnetSelectorTerms"] == discovery
-        assert spec["securityGroupSelectorTerms"] == discovery
+        # plus, on an existing cluster, its nodes' security groups by id
+        extra = stack_config(stack)["eks-karpenter:cluster"].get("nodeSecurityGroupIds", [])
+        assert spec["securityGroupSelectorTerms"] == discovery + [{"id": sg} for sg in extra]
         assert spec["metadataOptions"]["httpTokens"] == "required"
         assert all(b["ebs"]["encrypted"] for b in spec.get("blockDeviceMappings", []))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
@@ -12,6 +12,8 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from components import tags as T
+from components._model import ConfigError, Issue, Path
+from components.access.config import ProviderCredentials
 from components.cluster import plan as P
 from components.cluster.config import ClusterConfig
 from components.iam.component import NodeRole, iam_name
@@ -37,6 +39,15 @@ class ClusterArgs(TypedDict):
     """For an existing cluster: look up its IAM OIDC provider (needed for IRSA only)."""
     deletionProtection: bool
     """EKS deletion protection (set for protected stacks, on top of Pulumi's `protect`)."""
+    existingCluster: NotRequired[aws.eks.GetClusterResult | None]
+    """For an existing cluster: its `lookup_existing_cluster` result, when the caller looked it up first."""
+    source: NotRequired[str]
+    """The stack file, for errors only the look-up of an existing cluster finds."""
+    configPath: NotRequired[Path]
+    """Key path of the cluster config in the stack file (`eks-karpenter:cluster`)."""
+    providerCredentials: NotRequired[ProviderCredentials]
+    """How this program's Kubernetes provider gets its token (role to assume, AWS CLI profile); default: the
+    process's AWS credentials. The exported `kubeconfig` never carries them."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -60,6 +71,8 @@ class Cluster(pulumi.ComponentResource):
     """Kubeconfig JSON (secret)."""
     provider: k8s.Provider
     """Kubernetes provider for this cluster, for downstream components."""
+    provider_kubeconfig: pulumi.Output[str]
+    """The provider's kubeconfig (secret): `kubeconfig` plus `providerCredentials` in `aws eks get-token`."""
     ready: list[pulumi.Resource]
     """What in-cluster components must wait for (and what they are deleted before): node groups, add-ons."""
 
@@ -71,6 +84,16 @@ class Cluster(pulumi.ComponentResource):
             self._adopt(name, args)
         else:
             self._create(name, args)
+        # The provider authenticates like the exported kubeconfig, plus the stack's own credentials options
+        # (a CI deploy role, a local profile); the exported kubeconfig stays neutral for other stacks.
+        creds = args.get("providerCredentials") or ProviderCredentials()
+        region = args["region"]
+        token_kubeconfig: pulumi.Output[str] = pulumi.Output.all(self.endpoint, self.certificate_authority).apply(
+            lambda a: P.exec_kubeconfig(cfg.name, a[0], a[1], region, role_arn=creds.role_arn,
+                                        profile=creds.profile))
+        self.provider_kubeconfig = pulumi.Output.secret(token_kubeconfig)
+        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.provider_kubeconfig,
+                                     opts=pulumi.ResourceOptions(parent=self))
         # On an adopted cluster the security group is not ours: destroy leaves the tag (Karpenter on that cluster,
         # or a stack that re-adopts it, may still select on it). A created cluster's group goes with the cluster.
         aws.ec2.Tag(f"{name}-sg-discovery", resource_id=self.cluster_security_group_id, key=T.DISCOVERY_KEY,
@@ -147,7 +170,6 @@ class Cluster(pulumi.ComponentResource):
         self.oidc_provider_arn = cluster.oidc_provider_arn
         self.cluster_security_group_id = cluster.cluster_security_group_id
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
-        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
 
         # EKS creates the access entries of managed node groups' roles itself.
         role = NodeRole(f"{name}-managed-nodes", {
@@ -221,14 +243,16 @@ class Cluster(pulumi.ComponentResource):
 
     def _adopt(self, name: str, args: ClusterArgs) -> None:
         cfg, region = args["config"], args["region"]
-        # One invoke per stack: the cluster's endpoint, CA, issuer and security group.
-        found = aws.eks.get_cluster_output(name=cfg.name, opts=pulumi.InvokeOutputOptions(parent=self))
-        self.cluster_name = found.name
-        self.endpoint = found.endpoint
-        self.certificate_authority = found.certificate_authorities.apply(lambda cas: cas[0].data or "")
-        issuer_url = found.identities.apply(lambda ids: ids[0].oidcs[0].issuer or "")
+        # One invoke per stack: the cluster's endpoint, CA, issuer and security group (given by the caller when
+        # it already looked the cluster up, before registering anything).
+        found = args.get("existingCluster") or lookup_existing_cluster(
+            cfg.name, args.get("source", "stack config"), args.get("configPath", ("cluster",)), parent=self)
+        self.cluster_name = pulumi.Output.from_input(found.name)
+        self.endpoint = pulumi.Output.from_input(found.endpoint)
+        self.certificate_authority = pulumi.Output.from_input(found.certificate_authorities[0].data or "")
+        issuer_url = pulumi.Output.from_input(found.identities[0].oidcs[0].issuer or "")
         self.oidc_issuer = issuer_url.apply(lambda u: u.removeprefix("https://"))
-        self.cluster_security_group_id = found.vpc_config.cluster_security_group_id
+        self.cluster_security_group_id = pulumi.Output.from_input(found.vpc_config.cluster_security_group_id)
         if args["lookupOidcProvider"]:
             provider = aws.iam.get_open_id_connect_provider_output(
                 url=issuer_url, opts=pulumi.InvokeOutputOptions(parent=self))
@@ -237,5 +261,27 @@ class Cluster(pulumi.ComponentResource):
             self.oidc_provider_arn = pulumi.Output.from_input("")
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(self.endpoint, self.certificate_authority).apply(
             lambda a: P.exec_kubeconfig(cfg.name, a[0], a[1], region)))
-        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig,
-                                     opts=pulumi.ResourceOptions(parent=self))
+
+
+ACCESS_ENTRY_MODES = ("API", "API_AND_CONFIG_MAP")
+"""Authentication modes in which access entries (Karpenter's node entry, `eks-karpenter:access`) work."""
+
+
+def lookup_existing_cluster(cluster_name: str, source: str, at: Path,
+                            parent: pulumi.Resource | None = None) -> aws.eks.GetClusterResult:
+    """Look an existing cluster up (a blocking invoke) and refuse one whose nodes could never join.
+
+    Karpenter's nodes join through an EC2_LINUX access entry, which a CONFIG_MAP-only cluster ignores: nodes
+    would launch and never become Ready. Known only from the cluster itself, so checked here; call it before
+    registering anything, so the refusal leaves nothing half-created.
+    """
+    found = aws.eks.get_cluster(name=cluster_name, opts=pulumi.InvokeOptions(parent=parent))
+    modes = [c.authentication_mode for c in found.access_configs or []]
+    mode = modes[0] if modes else "CONFIG_MAP"  # clusters from before access entries report none
+    if mode not in ACCESS_ENTRY_MODES:
+        raise ConfigError(source, [Issue(
+            at + ("existing",), f"the existing cluster {cluster_name!r} uses authentication mode {mode}, in which "
+            "access entries (Karpenter's nodes, eks-karpenter:access) do not work: switch it first with `aws eks "
+            f"update-cluster-config --name {cluster_name} --access-config authenticationMode=API_AND_CONFIG_MAP` "
+            "(aws-auth keeps working; the switch cannot be undone), then run again", True)])
+    return found

@@ -164,6 +164,12 @@ class ClusterConfig(Model):
     """The on-demand group CoreDNS and Karpenter run on."""
     spot_node_groups: list[SpotNodeGroupConfig] = Field(default_factory=list)
     """Optional CAS-era spot managed node groups."""
+    node_security_group_ids: list[Annotated[str, StringConstraints(pattern=r"^sg-[0-9a-f]{8,17}$")]] = Field(
+        default_factory=list, max_length=10)
+    """Existing clusters only: security groups of the cluster's existing nodes. Every EC2NodeClass of this
+    stack attaches them (securityGroupSelectorTerms by id) alongside the cluster security group, so pods on
+    Karpenter's nodes and on the old nodes reach each other (rules that allow traffic from the node group's own
+    security group would otherwise drop Karpenter's nodes)."""
     addon_versions: dict[Literal["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"],
                          Annotated[str, StringConstraints(pattern=r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")]] = Field(
         default_factory=dict)

@@ -120,13 +120,22 @@ def coredns_configuration() -> dict[str, Any]:
     }
 
 
-def exec_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:
-    """A kubeconfig that authenticates with `aws eks get-token` (for clusters this stack does not create)."""
+def exec_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str, *, role_arn: str | None = None,
+                    profile: str | None = None) -> str:
+    """A kubeconfig that authenticates with `aws eks get-token`, as `role_arn` and/or with `profile` if given.
+
+    Without either it uses whatever AWS credentials the process has: that is the one to hand to other stacks.
+    """
+    args = ["eks", "get-token", "--cluster-name", cluster_name, "--region", region, "--output", "json"]
+    if role_arn:
+        args += ["--role-arn", role_arn]
+    if profile:
+        args += ["--profile", profile]
     user = {
         "exec": {
             "apiVersion": "client.authentication.k8s.io/v1beta1",
             "command": "aws",
-            "args": ["eks", "get-token", "--cluster-name", cluster_name, "--region", region, "--output", "json"],
+            "args": args,
         }
     }
     return json.dumps({

@@ -23,7 +23,15 @@ def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issu
                 issues.append(Issue(at + (alias[name],), "does not apply to an existing cluster (existing: "
                                     "true); this stack does not manage the cluster itself",
                                     cfg.model_dump(by_alias=True, mode="json")[alias[name]]))
+        ids = cfg.node_security_group_ids
+        for i, sg in enumerate(ids):
+            if ids.index(sg) != i:
+                issues.append(Issue(at + ("nodeSecurityGroupIds", i), "listed twice", sg))
         return issues
+    if cfg.node_security_group_ids:
+        issues.append(Issue(at + ("nodeSecurityGroupIds",), "only applies to an existing cluster (existing: true): "
+                            "a created cluster's nodes all share its cluster security group",
+                            cfg.node_security_group_ids))
     if cfg.authentication_mode == "API_AND_CONFIG_MAP" and not cfg.aws_auth_compatibility:
         issues.append(Issue(at + ("authenticationMode",), "API_AND_CONFIG_MAP keeps the aws-auth ConfigMap "
                             "alive; set awsAuthCompatibility: true to opt in explicitly", cfg.authentication_mode))

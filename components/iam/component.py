@@ -70,14 +70,19 @@ class NodeRole(pulumi.ComponentResource):
                             assume_role_policy=json.dumps(node_trust_policy(partition)), tags=args["tags"],
                             opts=pulumi.ResourceOptions(parent=self))
         arns = [aws_managed_policy_arn(partition, p) for p in NODE_MANAGED_POLICIES]
-        for arn in [*arns, *args["additionalPolicyArns"]]:
+        attachments: list[pulumi.Resource] = [
             aws.iam.RolePolicyAttachment(f"{name}-{arn.rsplit('/', 1)[-1]}", role=role.name, policy_arn=arn,
                                          opts=pulumi.ResourceOptions(parent=role))
+            for arn in [*arns, *args["additionalPolicyArns"]]]
+        self.ready: list[pulumi.Resource] = [role, *attachments]
+        """The role and every policy attachment: what must exist while nodes using the role run (and so what
+        NodeClasses depend on, and outlive on destroy)."""
         self.instance_profile_name = None
         if args["instanceProfile"]:
             profile = aws.iam.InstanceProfile(name, name=args["roleName"], role=role.name,
                                               tags=args["tags"], opts=pulumi.ResourceOptions(parent=self))
             self.instance_profile_name = profile.name
+            self.ready.append(profile)
         self.role_name = role.name
         self.role_arn = role.arn
         self.register_outputs({"roleName": self.role_name, "roleArn": self.role_arn,
@@ -105,8 +110,9 @@ class KarpenterIamArgs(TypedDict):
     """IRSA only: the cluster's IAM OIDC provider."""
     oidcIssuer: pulumi.Input[str]
     """IRSA only: the issuer without `https://`."""
-    createSpotServiceLinkedRole: bool
-    """Create `AWSServiceRoleForEC2Spot` (once per account; spot launches fail without it)."""
+    spotServiceLinkedRole: Literal["auto", "create", "exists"]
+    """`AWSServiceRoleForEC2Spot` (once per account; spot launches fail without it): `auto` looks it up and
+    registers it only when absent, `create` registers it, `exists` does neither."""
     tags: dict[str, str]
     """Tags for IAM resources."""
 
@@ -119,6 +125,9 @@ class KarpenterIam(pulumi.ComponentResource):
     """The controller's role (IRSA: the service-account annotation)."""
     policy_arns: pulumi.Output[dict[str, str]]
     """Controller managed policies by short name."""
+    ready: list[pulumi.Resource]
+    """The controller role, its policies and their attachments, its Pod Identity association, the node role's
+    access entry and the spot service-linked role: what the controller release must wait for."""
 
     def __init__(self, name: str, args: KarpenterIamArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("eks-karpenter:index:KarpenterIam", name, None, opts)
@@ -153,32 +162,58 @@ class KarpenterIam(pulumi.ComponentResource):
             f"arn:{partition_of(region)}:sqs:{region}:000000000000:placeholder",
             zonal_shift=args["zonalShift"])))
         arns: dict[str, pulumi.Output[str]] = {}
+        # Everything the controller needs before it starts (and while it drains nodes on destroy). The
+        # attachments are children of the role, so a depends_on on this component would not reach them.
+        self.ready: list[pulumi.Resource] = [role]
         for short in shorts:
             policy = aws.iam.Policy(
                 f"{name}-{short}", name=iam_name(cluster, f"Karpenter{short}"),
                 description=f"Karpenter controller {short} permissions for {cluster}",
                 policy=documents.apply(_pick(short)), tags=args["tags"], opts=child)
-            aws.iam.RolePolicyAttachment(f"{name}-{short}", role=role.name, policy_arn=policy.arn,
-                                         opts=pulumi.ResourceOptions(parent=role))
+            attachment = aws.iam.RolePolicyAttachment(f"{name}-{short}", role=role.name, policy_arn=policy.arn,
+                                                      opts=pulumi.ResourceOptions(parent=role))
+            self.ready += [policy, attachment]
             arns[short] = policy.arn
 
         if args["identity"] == "podIdentity":
-            aws.eks.PodIdentityAssociation(f"{name}-controller", cluster_name=cluster,
-                                           namespace=args["namespace"], service_account=SERVICE_ACCOUNT,
-                                           role_arn=role.arn, tags=args["tags"], opts=child)
+            self.ready.append(aws.eks.PodIdentityAssociation(
+                f"{name}-controller", cluster_name=cluster, namespace=args["namespace"],
+                service_account=SERVICE_ACCOUNT, role_arn=role.arn, tags=args["tags"], opts=child))
 
         # Without this entry Karpenter's nodes launch but never join (EKS only creates entries for MNG roles).
-        aws.eks.AccessEntry(f"{name}-node-access", cluster_name=cluster, principal_arn=args["nodeRoleArn"],
-                            type="EC2_LINUX", tags=args["tags"], opts=child)
+        self.ready.append(aws.eks.AccessEntry(f"{name}-node-access", cluster_name=cluster,
+                                              principal_arn=args["nodeRoleArn"], type="EC2_LINUX",
+                                              tags=args["tags"], opts=child))
 
-        if args["createSpotServiceLinkedRole"]:
-            # Account-wide and shared with other stacks: kept when this stack is destroyed.
-            aws.iam.ServiceLinkedRole(f"{name}-spot-slr", aws_service_name="spot.amazonaws.com",
-                                      opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True))
+        mode = args["spotServiceLinkedRole"]
+        if mode == "create" or (mode == "auto" and not spot_service_linked_role_exists(self)):
+            # Account-wide and shared with other stacks: kept when this stack is destroyed or stops registering
+            # it (with `auto`, the `up` after the one that created it finds it and forgets it: a state-only
+            # removal, the role stays).
+            self.ready.append(aws.iam.ServiceLinkedRole(
+                f"{name}-spot-slr", aws_service_name=SPOT_SERVICE,
+                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True)))
 
         self.controller_role_arn = role.arn
         self.policy_arns = pulumi.Output.all(**arns).apply(dict)
         self.register_outputs({"controllerRoleArn": self.controller_role_arn, "policyArns": self.policy_arns})
+
+
+SPOT_SERVICE = "spot.amazonaws.com"
+SPOT_ROLE_NAME = "AWSServiceRoleForEC2Spot"
+SPOT_ROLE_PATH = f"/aws-service-role/{SPOT_SERVICE}/"
+
+
+def spot_service_linked_role_exists(parent: pulumi.Resource) -> bool:
+    """Whether the account already has `AWSServiceRoleForEC2Spot`.
+
+    `getRoles` (not `getRole`) because it answers an empty list when the role is absent instead of failing. It
+    is a plain (blocking) invoke: whether the resource is registered must be known when the program runs, so
+    that the preview shows it, not decided inside an apply.
+    """
+    found = aws.iam.get_roles(name_regex=f"^{SPOT_ROLE_NAME}$", path_prefix=SPOT_ROLE_PATH,
+                              opts=pulumi.InvokeOptions(parent=parent))
+    return SPOT_ROLE_NAME in found.names
 
 
 def _pick(short: str) -> Callable[[dict[str, str]], str]:

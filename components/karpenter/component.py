@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -32,7 +32,14 @@ class KarpenterArgs(TypedDict):
     controllerRoleArn: pulumi.Input[str]
     """Controller role ARN: annotated on the service account for IRSA; unused with Pod Identity."""
     dependsOn: Sequence[pulumi.Resource]
-    """What the controller needs first: node groups and add-ons, the controller's IAM (Pod Identity association)."""
+    """What the controller needs first, and must outlive on destroy: node groups and add-ons, every piece of
+    the controller's IAM (policy attachments, Pod Identity association or IRSA role, the node access entry),
+    the interruption queue and its policy, and its namespace."""
+    deleteTimeout: str
+    """How long destroy waits for each release to uninstall before failing (`customTimeouts.delete`)."""
+    systemNodeGroup: NotRequired[bool]
+    """Whether the cluster has this library's system node group (default True); False on an existing cluster,
+    whose nodes lack its label."""
 
 
 class Karpenter(pulumi.ComponentResource):
@@ -50,6 +57,8 @@ class Karpenter(pulumi.ComponentResource):
     def __init__(self, name: str, args: KarpenterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("eks-karpenter:index:Karpenter", name, None, opts)
         cfg = args["config"]
+        system_node_group = args.get("systemNodeGroup", True)
+        timeouts = pulumi.ResourceOptions(custom_timeouts=pulumi.CustomTimeouts(delete=args["deleteTimeout"]))
         crds = k8s.helm.v3.Release(
             f"{name}-crd",
             name=CRD_RELEASE,
@@ -59,13 +68,14 @@ class Karpenter(pulumi.ComponentResource):
             values=crd_values(),
             # CRDs are cluster-scoped and hold every NodePool: a failed upgrade must roll back, not half-apply.
             atomic=True,
-            opts=child_options(self, opts, *args["dependsOn"]),
+            opts=pulumi.ResourceOptions.merge(child_options(self, opts, *args["dependsOn"]), timeouts),
         )
         values = pulumi.Output.all(args["clusterEndpoint"], args["interruptionQueueName"],
                                    args["controllerRoleArn"]).apply(
             lambda a: controller_values(cfg, cluster_name=args["clusterName"], cluster_endpoint=a[0],
                                         interruption_queue_name=a[1],
-                                        irsa_role_arn=a[2] if cfg.identity == "irsa" else None))
+                                        irsa_role_arn=a[2] if cfg.identity == "irsa" else None,
+                                        system_node_group=system_node_group))
         self.controller = k8s.helm.v3.Release(
             f"{name}-controller",
             name=CONTROLLER_RELEASE,
@@ -75,7 +85,7 @@ class Karpenter(pulumi.ComponentResource):
             skip_crds=True,
             values=values,
             atomic=True,
-            opts=child_options(self, opts, crds, *args["dependsOn"]),
+            opts=pulumi.ResourceOptions.merge(child_options(self, opts, crds, *args["dependsOn"]), timeouts),
         )
         self.version = pulumi.Output.from_input(cfg.version)
         self.register_outputs({"version": self.version})

@@ -166,6 +166,25 @@ class NodeRoleConfig(Model):
     which Karpenter manages profiles itself). Needed for private clusters without IAM API access."""
 
 
+LabelKey = Annotated[str, StringConstraints(max_length=316,
+                                            pattern=r"^([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")]
+LabelValue = Annotated[str, StringConstraints(max_length=63,
+                                              pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")]
+
+
+class Toleration(Model):
+    """A pod toleration, as Kubernetes spells it."""
+
+    key: LabelKey | None = None
+    """Taint key; unset with `operator: Exists` tolerates every taint."""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    """`Equal` matches `value`; `Exists` matches any value."""
+    value: LabelValue | None = None
+    """Taint value (with `Equal`)."""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    """Taint effect; unset matches every effect."""
+
+
 class KarpenterConfig(Model):
     """The Karpenter controller install: chart version, identity, placement, sizing and settings."""
 
@@ -179,7 +198,18 @@ class KarpenterConfig(Model):
     """How the controller gets AWS credentials: EKS Pod Identity (needs the eks-pod-identity-agent add-on) or
     IRSA (an annotated service account, via the cluster's OIDC provider)."""
     controller_on_fargate: bool = False
-    """Run the controller on Fargate instead of the system node group (requires `identity: irsa`)."""
+    """Run the controller on Fargate instead of the system node group (requires `identity: irsa`). This stack
+    creates the Fargate profile for the controller's pods in its namespace, on a created or an existing
+    cluster."""
+    node_selector: dict[LabelKey, LabelValue] = Field(default_factory=dict)
+    """Extra node labels the controller's nodes must carry (chart `nodeSelector`, on top of
+    `kubernetes.io/os: linux`). On a created cluster the controller also requires the system node group's label
+    `node-role/system: "true"`; on an existing cluster (`cluster.existing: true`) it does not, since the
+    existing nodes do not carry it: by default it runs on any Linux node Karpenter did not launch. Name the
+    existing nodes meant for it here (e.g. `{eks.amazonaws.com/nodegroup: system}`)."""
+    tolerations: list[Toleration] = Field(default_factory=list, max_length=20)
+    """Extra tolerations of the controller's pods (on top of `CriticalAddonsOnly`), for existing nodes that
+    are tainted for system workloads."""
     replicas: int = Field(2, ge=1, le=10)
     """Controller replicas (one leader, the others on standby); each needs its own node."""
     log_level: Literal["debug", "info", "error"] = "info"
@@ -195,11 +225,19 @@ class KarpenterConfig(Model):
     cluster needs zonal shift enabled for this to have any effect."""
     node_role: NodeRoleConfig = Field(default_factory=NodeRoleConfig)
     """The node IAM role of Karpenter-launched instances."""
-    spot_service_linked_role: Literal["create", "exists"] = "create"
-    """`AWSServiceRoleForEC2Spot`, without which spot launches fail: `create` it, or `exists` when the account
-    already has it (it is one per account, so a second create fails)."""
+    spot_service_linked_role: Literal["auto", "create", "exists"] = "auto"
+    """`AWSServiceRoleForEC2Spot`, without which spot launches fail. It is one per account and shared, so a
+    second create fails. `auto` looks it up at every `up` and creates it only when the account has none;
+    `create` always registers it (fails if the account already has it); `exists` never looks nor creates.
+    A role this stack registers is never deleted by destroy (retainOnDelete)."""
     priority_class_name: PriorityClassName = "system-cluster-critical"
     """PriorityClass of the controller pods: the autoscaler must not be preempted by the pods it schedules."""
+    delete_timeout: Duration = "15m"
+    """How long `pulumi destroy` (or removing one from config) waits for a NodePool or EC2NodeClass to go, and
+    for the Karpenter releases to uninstall, before failing instead of hanging. Their finalizers hold the delete
+    until Karpenter has drained and terminated their nodes; a drain blocked by a PodDisruptionBudget can take
+    longer (up to the pool's `terminationGracePeriod`): then the delete fails, and re-running destroy after
+    fixing the blocker continues it. Between 1m and 24h."""
     dns_policy: Literal["ClusterFirst", "Default"] = "ClusterFirst"
     """Pod DNS policy. Use `Default` (the VPC resolver) if CoreDNS may run on Karpenter-launched nodes, so the
     controller can still start when those nodes are gone."""

@@ -26,6 +26,8 @@ STANDARD_NODE_POLICIES = (
 """AWS managed policies every Karpenter node role gets (upstream getting-started); not to be listed again."""
 
 _MIN_REFRESH = Decimal(60)
+_MIN_DELETE_TIMEOUT = Decimal(60)
+_MAX_DELETE_TIMEOUT = Decimal(24 * 3600)
 
 
 def validate_karpenter(cfg: KarpenterConfig, at: Path) -> list[Issue]:
@@ -41,6 +43,11 @@ def validate_karpenter(cfg: KarpenterConfig, at: Path) -> list[Issue]:
         issues.append(Issue(at + ("version",), f"this library supports Karpenter 1.{MIN_MINOR} or a newer 1.x "
                             "release (its IAM policies, CRD handling and Helm values are built for 1.14)",
                             cfg.version))
+
+    timeout = duration_seconds(cfg.delete_timeout)
+    if not _MIN_DELETE_TIMEOUT <= timeout <= _MAX_DELETE_TIMEOUT:
+        issues.append(Issue(at + ("deleteTimeout",), "must be between 1m (Karpenter needs time to drain and "
+                            "terminate nodes) and 24h (a longer wait is a hang)", cfg.delete_timeout))
 
     issues += _resources(cfg, at + ("resources",))
     issues += _settings(cfg, at + ("settings",))

@@ -19,7 +19,7 @@ from typing import Any
 from components.karpenter.config import ControllerResources, KarpenterConfig, ResourceList
 
 SYSTEM_NODE_LABEL = ("node-role/system", "true")
-"""Label of the system node group; the controller requires it (unless on Fargate)."""
+"""Label of the system node group; the controller requires it on a created cluster (unless on Fargate)."""
 CRITICAL_ADDONS_TAINT_KEY = "CriticalAddonsOnly"
 """Taint key of the system node group; the controller tolerates it."""
 SERVICE_ACCOUNT = "karpenter"
@@ -41,12 +41,14 @@ _CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
 
 
 def controller_values(cfg: KarpenterConfig, *, cluster_name: str, cluster_endpoint: str,
-                      interruption_queue_name: str | None, irsa_role_arn: str | None) -> dict[str, Any]:
+                      interruption_queue_name: str | None, irsa_role_arn: str | None,
+                      system_node_group: bool = True) -> dict[str, Any]:
     """Values of the `karpenter` chart.
 
     `interruption_queue_name` is the SQS queue *name* (None disables interruption handling); `irsa_role_arn`
-    is the controller role, required with `identity: irsa` and refused otherwise. Raises ValueError on inputs
-    the chart would accept but the controller would choke on.
+    is the controller role, required with `identity: irsa` and refused otherwise. `system_node_group` is False
+    on a cluster this stack does not create: its nodes lack the system group's label, so the controller must
+    not require it. Raises ValueError on inputs the chart would accept but the controller would choke on.
     """
     if not _CLUSTER_NAME.fullmatch(cluster_name):
         raise ValueError(f"cluster_name is not an EKS cluster name: {cluster_name!r}")
@@ -74,9 +76,10 @@ def controller_values(cfg: KarpenterConfig, *, cluster_name: str, cluster_endpoi
         "logLevel": cfg.log_level,
         "serviceAccount": _service_account(cfg, irsa_role_arn),
         "controller": {"resources": _resources(cfg.resources)},
-        "nodeSelector": {"kubernetes.io/os": "linux"},
-        "tolerations": [{"key": CRITICAL_ADDONS_TAINT_KEY, "operator": "Exists"}],
-        "affinity": _affinity(cfg),
+        "nodeSelector": {"kubernetes.io/os": "linux", **cfg.node_selector},
+        "tolerations": [{"key": CRITICAL_ADDONS_TAINT_KEY, "operator": "Exists"},
+                        *(t.dump() for t in cfg.tolerations)],
+        "affinity": _affinity(cfg, system_node_group),
         # ScheduleAnyway, always: the scheduler still spreads replicas over zones when it can, but a replica is
         # never left Pending because the eligible nodes (system group or Fargate) happen to sit in fewer zones
         # than wanted. A Pending autoscaler cannot add the capacity it is waiting for (Karpenter never runs on
@@ -145,10 +148,10 @@ def _resources(resources: ControllerResources) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v}
 
 
-def _affinity(cfg: KarpenterConfig) -> dict[str, Any]:
+def _affinity(cfg: KarpenterConfig, system_node_group: bool) -> dict[str, Any]:
     # One node selector term: its expressions are ANDed (separate terms would be ORed).
     expressions: list[dict[str, Any]] = [{"key": NODEPOOL_LABEL, "operator": "DoesNotExist"}]
-    if not cfg.controller_on_fargate:
+    if system_node_group and not cfg.controller_on_fargate:
         key, value = SYSTEM_NODE_LABEL
         expressions.append({"key": key, "operator": "In", "values": [value]})
     return {

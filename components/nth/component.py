@@ -106,8 +106,9 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             chart=CHART,
             version=cfg.version,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.NTH_CHART_REPO),
+            # The namespace must exist (the platform creates it as a Namespace the release depends on): Helm's
+            # createNamespace would leave one behind that nothing manages or deletes.
             namespace=cfg.namespace,
-            create_namespace=cfg.namespace != "kube-system",
             values=values,
             opts=child_options(self, opts, *depends_on))
 

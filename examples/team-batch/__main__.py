@@ -1,6 +1,12 @@
 """A consumer of eks-karpenter: a team adds its own NodePool + EC2NodeClass and a Deployment pinned to it, on a
 cluster another stack (the platform) owns. It reads the platform through a StackReference and uses the
-library's typed config, rendering and workload helpers, so its objects pass the same rules as the platform's."""
+library's typed config, rendering and workload helpers, so its objects pass the same rules as the platform's.
+
+Access: this stack runs (in CI) as the team's deploy role, which the platform stack lists under
+`eks-karpenter:access` `teams` (`batch`: AmazonEKSEditPolicy on namespace `batch`, plus `nodePools: true` for
+its cluster-scoped NodePool and EC2NodeClass). It connects with the platform's `kubeconfig` output, which runs
+`aws eks get-token` with whatever AWS credentials this stack's `pulumi up` has: its own role, never the
+platform's. The namespace itself is the platform's (created there, kept on destroy)."""
 
 from __future__ import annotations
 
@@ -59,20 +65,24 @@ def load() -> tuple[str, NodeClassConfig, NodePoolConfig, Workload]:
 
 
 team, node_class_cfg, pool_cfg, workload = load()
+# The team's namespace, created by the platform; the team's access entry is scoped to it.
+namespace = config.require("namespace")
 platform = pulumi.StackReference(config.require("platformStack"))
 provider = k8s.Provider("platform", kubeconfig=platform.require_output("kubeconfig"))
-in_cluster = pulumi.ResourceOptions(provider=provider)
 
 node_class = NodeClass.from_config(
     f"{team}-class", node_class_cfg, cluster_name=platform.require_output("clusterName"),
-    node_role_name=platform.require_output("nodeRoleName"), tags={"team": team}, opts=in_cluster)
+    node_role_name=platform.require_output("nodeRoleName"), tags={"team": team},
+    opts=pulumi.ResourceOptions(provider=provider, custom_timeouts=pulumi.CustomTimeouts(delete="15m")))
+# On destroy the pool's finalizer waits for Karpenter to drain its nodes: bounded, so a stuck drain fails.
 pool = NodePool(f"{team}-pool", {"manifest": render_node_pool(pool_cfg)},
-                opts=pulumi.ResourceOptions(provider=provider, depends_on=[node_class]))
+                opts=pulumi.ResourceOptions(provider=provider, depends_on=[node_class],
+                                            custom_timeouts=pulumi.CustomTimeouts(delete="15m")))
 
 labels = {"app.kubernetes.io/name": workload.name, "team": team}
 k8s.apps.v1.Deployment(
     workload.name,
-    metadata={"name": workload.name, "namespace": "default", "labels": labels},
+    metadata={"name": workload.name, "namespace": namespace, "labels": labels},
     spec={
         "replicas": workload.replicas,
         "selector": {"matchLabels": labels},

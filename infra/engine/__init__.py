@@ -4,8 +4,8 @@ The same program code that `pulumi up` runs is executed here; only the resource 
 plan shows the inputs exactly as a provider would receive them.
 """
 
-from infra.engine.document import PlanDocument, PlannedResource
+from infra.engine.document import PlanDocument, PlannedInvoke, PlannedResource
 from infra.engine.runner import PlanError, PlanResult, plan_components, plan_program, plan_with_references, run_plan
 
-__all__ = ["PlanDocument", "PlanError", "PlanResult", "PlannedResource", "plan_components", "plan_program",
-           "plan_with_references", "run_plan"]
+__all__ = ["PlanDocument", "PlanError", "PlanResult", "PlannedInvoke", "PlannedResource", "plan_components",
+           "plan_program", "plan_with_references", "run_plan"]

@@ -35,7 +35,8 @@ MAX_VALUE = 80
 
 # Options whose change is a change to the stack. `version` (plugin version) and `provider` are left out: a
 # provider upgrade touches every resource and is reviewed in the lock file, not per resource.
-_OPTIONS = ("protect", "ignoreChanges", "replaceOnChanges", "deleteBeforeReplace", "retainOnDelete", "import")
+_OPTIONS = ("protect", "ignoreChanges", "replaceOnChanges", "deleteBeforeReplace", "retainOnDelete", "import",
+            "customTimeouts")
 # Pulumi's marker for a secret value in raw JSON, in case a plan comes from elsewhere than this engine.
 _SECRET_SIG = ("4dabf18193072939515e22adb298388d", "1b47061264138c4ac30d75fd1eb44270")
 _IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")

@@ -28,6 +28,17 @@ class PlannedResource:
 
 
 @dataclass(frozen=True)
+class PlannedInvoke:
+    """One provider look-up (invoke) the program made: its token and its arguments."""
+
+    token: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def sort_key(self) -> tuple[str, str]:
+        return self.token, json.dumps(self.args, sort_keys=True)
+
+
+@dataclass(frozen=True)
 class PlanDocument:
     """Everything a plan produced: registered resources, stack outputs, invokes and warnings."""
 
@@ -35,7 +46,7 @@ class PlanDocument:
     stack: str
     resources: list[PlannedResource]
     outputs: dict[str, Any] = field(default_factory=dict)
-    invokes: list[str] = field(default_factory=list)
+    invokes: list[PlannedInvoke] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
@@ -45,6 +56,8 @@ class PlanDocument:
             "stack": self.stack,
             "resources": [_resource_json(r) for r in self.resources],
             "outputs": self.outputs,
+            # Invokes run concurrently: sorted, so the same config gives the same list.
+            "invokes": [asdict(i) for i in sorted(self.invokes, key=PlannedInvoke.sort_key)],
             "warnings": self.warnings,
         }
         return json.dumps(body, indent=2, sort_keys=True) + "\n"
@@ -69,6 +82,7 @@ class PlanDocument:
                 for r in body["resources"]
             ],
             outputs=body.get("outputs", {}),
+            invokes=[PlannedInvoke(i["token"], i.get("args", {})) for i in body.get("invokes", [])],
             warnings=body.get("warnings", []),
         )
 
@@ -81,6 +95,11 @@ class PlanDocument:
             if r.type == type_ and r.name == name:
                 return r
         raise KeyError(f"no {type_} named {name!r} in the plan")
+
+    @property
+    def invoke_tokens(self) -> list[str]:
+        """The token of every invoke made (repeats kept), sorted."""
+        return [i.token for i in self.invokes]
 
     def children(self, urn: str) -> list[PlannedResource]:
         return [r for r in self.resources if r.parent == urn]

@@ -11,7 +11,7 @@ from pulumi.runtime import mocks as _mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
-from infra.engine.document import PlannedResource
+from infra.engine.document import PlannedInvoke, PlannedResource
 
 ACCOUNT_ID = "123456789012"
 """Placeholder account: every ARN in an offline plan uses it."""
@@ -88,7 +88,7 @@ class PlanMocks(pulumi.runtime.Mocks):
         self.region = region
         self.invoke_results = invoke_results or {}
         self.stack_outputs = stack_outputs or {}
-        self.invokes: list[str] = []
+        self.invokes: list[PlannedInvoke] = []
 
     def new_resource(self, args: _mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         key = f"{args.typ}::{args.name}"
@@ -115,7 +115,7 @@ class PlanMocks(pulumi.runtime.Mocks):
         return id_, state
 
     def call(self, args: _mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]]]:
-        self.invokes.append(args.token)
+        self.invokes.append(PlannedInvoke(token=args.token, args=_plain(dict(args.args))))
         if args.token in self.invoke_results:
             result = self.invoke_results[args.token]
             return dict(result(args.args) if callable(result) else result), []
@@ -172,6 +172,9 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
             "version": "1.33",
             "id": cluster,
         }
+    if token == "aws:iam/getRoles:getRoles":
+        # A fresh account: no role matches. Tests answer it with invoke_results for a used account.
+        return {"names": [], "arns": [], "id": region, **{k: v for k, v in args.items() if v is not None}}
     if token == "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider":
         url = str(args.get("url", "")).removeprefix("https://")
         return {"arn": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{url}", "url": url, "id": url}
@@ -187,6 +190,22 @@ class CapturingMonitor(_mocks.MockMonitor):
         self.stack_outputs: dict[str, Any] = {}
         self.root_urn = ""
         self._chains: dict[str, str] = {}
+        self._depends_on: dict[tuple[str, str], list[set[str]]] = {}
+
+    def record_depends_on(self, type_: str, name: str, urns: set[str]) -> None:
+        """The URNs a resource's `depends_on` resolved to (the SDK sends them merged into `dependencies`)."""
+        self._depends_on.setdefault((type_, name), []).append(urns)
+
+    def _explicit(self, request: Any) -> list[str]:
+        recorded = self._depends_on.get((request.type, request.name))
+        if recorded is None:
+            return []
+        if len(recorded) == 1:
+            return sorted(recorded[0])
+        # Two resources of one type and name (under different parents): tell them apart by what no input
+        # accounts for.
+        from_inputs = {urn for deps in request.propertyDependencies.values() for urn in deps.urns}
+        return sorted(set(request.dependencies) - from_inputs)
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         # Like the engine: the root stack is not part of a child's type chain.
@@ -212,7 +231,7 @@ class CapturingMonitor(_mocks.MockMonitor):
                 custom=bool(request.custom),
                 inputs=_plain(inputs),
                 dependencies=sorted(set(request.dependencies)),
-                options=_options(request),
+                options=_options(request, self._explicit(request)),
             )
         )
         return response
@@ -223,7 +242,8 @@ class CapturingMonitor(_mocks.MockMonitor):
         return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
 
 
-def _options(request: Any) -> dict[str, Any]:
+def _options(request: Any, depends_on: list[str]) -> dict[str, Any]:
+    """The options of a registration that change what the engine does, as the SDK sent them; unset ones left out."""
     opts: dict[str, Any] = {}
     if request.protect:
         opts["protect"] = True
@@ -238,9 +258,17 @@ def _options(request: Any) -> dict[str, Any]:
     if request.importId:
         opts["import"] = request.importId
     if request.provider:
-        opts["provider"] = request.provider.split("::")[0]
+        opts["provider"] = request.provider.rsplit("::", 1)[0]  # a reference is `<urn>::<id>`
     if request.version:
         opts["version"] = request.version
+    timeouts = {k: getattr(request.customTimeouts, k) for k in ("create", "update", "delete")
+                if getattr(request.customTimeouts, k)}
+    if timeouts:
+        opts["customTimeouts"] = timeouts
+    if depends_on:
+        opts["dependsOn"] = depends_on
+    if request.deletedWith:
+        opts["deletedWith"] = request.deletedWith
     aliases = sorted({*request.aliasURNs, *(_alias_urn(request, a) for a in request.aliases)})
     if aliases:
         opts["aliases"] = aliases

@@ -17,6 +17,7 @@ from typing import Any
 
 import pulumi
 import yaml
+from pulumi.runtime import resource as _sdk_resource
 from pulumi.runtime import settings as _settings
 from pulumi.runtime import stack as _stack
 from pulumi.runtime.sync_await import _sync_await
@@ -166,6 +167,16 @@ def _run_mocked(func: Callable[[], object], project: str, stack: str, config: di
     region = config.get("aws:region", DEFAULT_REGION)
     mocks = PlanMocks(region=region, invoke_results=invoke_results, stack_outputs=stack_outputs)
     monitor = CapturingMonitor(mocks)
+    real_resolve = _sdk_resource._resolve_depends_on_urns  # type: ignore[attr-defined]
+
+    async def resolve_and_record(depends_on: Any, from_resource: pulumi.Resource | None = None) -> set[str]:
+        # The SDK merges a resource's `depends_on` (expanded as the engine sees it) into `dependencies`; recorded
+        # here so the plan can show the explicit edges apart from those its inputs imply.
+        urns: set[str] = await real_resolve(depends_on, from_resource=from_resource)
+        if from_resource is not None:
+            monitor.record_depends_on(from_resource._type, from_resource._name, urns)
+        return urns
+
     logger = logging.getLogger(f"eks-karpenter.plan.{stack}")
     logger.propagate = False
     collector = _WarningCollector()
@@ -174,14 +185,20 @@ def _run_mocked(func: Callable[[], object], project: str, stack: str, config: di
     _settings.ROOT.set(None)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor, logger=logger)
     _settings.ROOT.set(None)  # set_mocks made a root; the run makes its own, as `pulumi up` does
+    # A run that failed inside an apply leaves its pending outputs behind, bound to its closed event loop;
+    # the next run in this process would wait on them.
+    with _settings.SETTINGS.lock:
+        _settings.SETTINGS.outputs.clear()
     pulumi.runtime.set_all_config(config)
 
     error: BaseException | None = None
+    _sdk_resource._resolve_depends_on_urns = resolve_and_record  # type: ignore[attr-defined]
     try:
         _sync_await(_stack.run_pulumi_func(lambda: _stack.run_in_stack(func)))  # type: ignore[arg-type]
     except Exception as exc:
         error = exc
     finally:
+        _sdk_resource._resolve_depends_on_urns = real_resolve  # type: ignore[attr-defined]
         _close_event_loop()
 
     document = PlanDocument(
@@ -190,7 +207,7 @@ def _run_mocked(func: Callable[[], object], project: str, stack: str, config: di
         # Registration order depends on task scheduling; URN order does not.
         resources=sorted(monitor.planned, key=lambda r: r.urn),
         outputs=monitor.stack_outputs,
-        invokes=list(mocks.invokes),
+        invokes=sorted(mocks.invokes, key=lambda i: i.sort_key()),
         warnings=collector.messages,
     )
     return PlanResult(document, error)
