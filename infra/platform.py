@@ -15,9 +15,8 @@ import pulumi
 from components import tags
 from components.access import Access, access_entries
 from components.cluster import Cluster
-from components.cluster.rules import version_warnings
-
 from components.cluster.component import lookup_existing_cluster
+from components.cluster.rules import version_warnings
 from components.iam import KarpenterIam, NodeRole, iam_name
 from components.interruption import InterruptionQueue
 from components.karpenter import Karpenter
