@@ -152,7 +152,7 @@ def test_extended_support_costs_six_times_as_much() -> None:
     old = cfg.model_copy(update={"cluster": cfg.cluster.model_copy(update={"version": "1.31"})})
     doc = estimate(inputs_from_config(old), AS_OF)
     plane = doc["fixed"][0]
-    assert plane["item"] == "EKS control plane (1.31, extended support since 2025-11-26)"
+    assert plane["item"] == "EKS control plane (1.31, extended support since 2025-11-27)"
     assert plane["monthly"] == pytest.approx(0.60 * 730)
     assert any("extended support" in w for w in doc["warnings"])
     assert P.control_plane_rate("1.36", AS_OF)[0] is P.EKS_STANDARD

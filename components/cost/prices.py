@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from components.versions import EKS_KUBERNETES_SUPPORT
+
 PRICE_REGION = "us-east-1"
 PRICES_DATE = "2025-06-01"
 """When the figures below were read from AWS's public pricing pages (all unchanged since 2024-04)."""
@@ -45,24 +47,14 @@ EBS_GP3_GB_MONTH = Price(0.08, "GB-month", "https://aws.amazon.com/ebs/pricing/ 
 SQS_REQUESTS = Price(0.40, "million requests", "https://aws.amazon.com/sqs/pricing/ (standard queue, after the "
                      "first million a month)")
 
-EKS_STANDARD_SUPPORT_ENDS: dict[str, dt.date] = {
-    "1.29": dt.date(2025, 3, 23),
-    "1.30": dt.date(2025, 7, 23),
-    "1.31": dt.date(2025, 11, 26),
-    "1.32": dt.date(2026, 3, 23),
-    "1.33": dt.date(2026, 7, 29),
-    "1.34": dt.date(2026, 12, 2),
-}
-"""End of EKS standard support per Kubernetes minor (https://docs.aws.amazon.com/eks/latest/userguide/
-kubernetes-versions.html); afterwards a cluster pays the extended-support rate. Minors not listed had no
-published date when PRICES_DATE was read: they are priced at the standard rate and the output says so."""
-
-
 def control_plane_rate(version: str, on: dt.date) -> tuple[Price, str]:
-    """The control-plane price of a cluster on `version` on day `on`, and a note saying why."""
-    ends = EKS_STANDARD_SUPPORT_ENDS.get(version)
-    if ends is None:
-        return EKS_STANDARD, f"{version}, standard support (end date not in the price table)"
-    if on >= ends:
-        return EKS_EXTENDED, f"{version}, extended support since {ends.isoformat()}"
+    """The control-plane price of a cluster on `version` on day `on`, and a note saying why.
+
+    The support windows come from the one calendar in `versions.py` (the same one validation uses)."""
+    support = EKS_KUBERNETES_SUPPORT.get(version)
+    if support is None:
+        return EKS_STANDARD, f"{version}, standard support (no support dates for this version)"
+    ends = support.end_of_standard
+    if on > ends:
+        return EKS_EXTENDED, f"{version}, extended support since {(ends + dt.timedelta(days=1)).isoformat()}"
     return EKS_STANDARD, f"{version}, standard support until {ends.isoformat()}"
