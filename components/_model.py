@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,9 +44,20 @@ class Issue:
     value: Any = None
     has_value: bool = True
 
-    def render(self, source: str) -> str:
+    def render(self, source: str, line: int | None = None) -> str:
         got = f" (got {show(self.value)})" if self.has_value else " (got nothing)"
-        return f"{source}: {render_path(self.path)}: {self.message}{got}"
+        where = f"{source}:{line}" if line else source
+        key = f" {render_path(self.path)}:" if self.path else ""
+        return f"{where}:{key} {self.message}{got}"
+
+
+def line_of(lines: Mapping[Path, int], path: Path) -> int | None:
+    """The line of `path`, or of its longest prefix that was written in the file."""
+    for end in range(len(path), -1, -1):
+        line = lines.get(path[:end])
+        if line is not None:
+            return line
+    return None
 
 
 def render_path(path: Sequence[str | int]) -> str:
@@ -70,14 +81,19 @@ def show(value: Any, width: int = 80) -> str:
 
 
 class ConfigError(pulumi.RunError):
-    """Invalid stack config. `pulumi.RunError`, so Pulumi prints the message without a traceback."""
+    """Invalid stack config. `pulumi.RunError`, so Pulumi prints the message without a traceback.
 
-    def __init__(self, source: str, issues: Iterable[Issue]) -> None:
+    `lines` maps key paths to the stack file line they were written on (see components/stackfile.py); an issue
+    gets the line of its longest written prefix (a missing key: the line of the object that lacks it).
+    """
+
+    def __init__(self, source: str, issues: Iterable[Issue], lines: Mapping[Path, int] | None = None) -> None:
         self.source = source
         self.issues = sorted(issues, key=lambda i: (render_path(i.path), i.message))
-        lines = [i.render(source) for i in self.issues]
-        noun = "problem" if len(lines) == 1 else "problems"
-        super().__init__(f"invalid stack config, {len(lines)} {noun}:\n" + "\n".join(lines))
+        self.lines = dict(lines or {})
+        rendered = [i.render(source, line_of(self.lines, i.path)) for i in self.issues]
+        noun = "problem" if len(rendered) == 1 else "problems"
+        super().__init__(f"invalid stack config, {len(rendered)} {noun}:\n" + "\n".join(rendered))
 
 
 def issues_from_validation_error(err: ValidationError, prefix: Path = ()) -> list[Issue]:

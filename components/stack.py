@@ -24,6 +24,7 @@ from components.nodepool.config import NodeClassConfig, NodePoolConfig, default_
 from components.nodepool.rules import validate_node_config
 from components.nth.config import NthConfig
 from components.nth.rules import validate_nth
+from components.stackfile import provider_config_keys, suggest
 from components.tags import reserved_tag_key
 
 PROJECT = "eks-karpenter"
@@ -66,27 +67,69 @@ def _key(section: str) -> str:
     return f"{PROJECT}:{section}"
 
 
+# Namespaces of config keys something reads: this project's, the AWS provider's (the program uses the default
+# AWS provider) and the engine's own `pulumi:` keys (e.g. `pulumi:disable-default-providers`). Kubernetes objects
+# go to the cluster's own provider, and pulumi-eks has no provider config, so `kubernetes:` and `eks:` keys would
+# be read by nothing.
+AWS_NAMESPACE, ENGINE_NAMESPACE = "aws", "pulumi"
+_UNREAD_NAMESPACES = {
+    "kubernetes": "the Kubernetes objects of this program use the cluster's own provider (built from the cluster "
+                  "this stack creates or adopts), never the default one these keys configure",
+    "eks": "pulumi-eks has no provider configuration; cluster settings go under eks-karpenter:cluster",
+}
+
+
+def namespace_issues(config: Mapping[str, str], project: str = PROJECT) -> list[Issue]:
+    """Keys no provider or this project reads: unknown keys of this project or of `aws:`, and other namespaces.
+
+    Each gets the closest valid key as a suggestion (`karpenter:nodePools` -> `eks-karpenter:nodePools`)."""
+    known = [f"{project}:{s}" for s in SECTIONS]
+    aws = sorted(f"{AWS_NAMESPACE}:{k}" for k in provider_config_keys("pulumi_aws")) or [REGION_KEY]
+    issues: list[Issue] = []
+    for key in sorted(config):
+        namespace, _, name = key.partition(":")
+        if namespace == ENGINE_NAMESPACE or key in known or key in aws:
+            continue
+        if namespace == project:
+            message = f"unknown key{suggest(key, known)}; known keys: {', '.join(sorted(known))}"
+        elif namespace == AWS_NAMESPACE:
+            message = f"the AWS provider has no such config key{suggest(key, aws)}"
+        else:
+            same_name = [k for k in known if k.endswith(f":{name}")]
+            hint = f": did you mean `{same_name[0]}`?" if same_name else suggest(key, known + aws)
+            why = _UNREAD_NAMESPACES.get(namespace, f"no provider of this program reads the `{namespace}:` "
+                                                    "namespace")
+            message = f"key is read by nothing{hint} ({why})"
+        issues.append(Issue((key,), message, _decoded(config[key])))
+    return issues
+
+
+def _decoded(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+
+
 def raw_sections(config: Mapping[str, str], project: str = PROJECT) -> tuple[dict[str, Any], list[Issue]]:
     """Decode the project's keys from Pulumi's flat config (values are strings; objects are JSON text)."""
-    issues: list[Issue] = []
+    issues = namespace_issues(config, project)
     raw: dict[str, Any] = {}
-    known = {f"{project}:{s}" for s in SECTIONS}
-    for key in sorted(config):
-        if key.startswith(f"{project}:") and key not in known:
-            issues.append(Issue((key,), f"unknown key; known keys: {', '.join(sorted(known))}", config[key]))
     for section in SECTIONS:
         text = config.get(f"{project}:{section}")
         if text is None:
             continue
         try:
             raw[section] = json.loads(text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             raw[section] = text  # a plain string: the model reports the type error with the key path
     return raw, issues
 
 
-def load_stack_config(config: Mapping[str, str], source: str, project: str = PROJECT) -> StackConfig:
-    """Validate a stack's config. Raises one `ConfigError` listing every problem, naming `source`.
+def load_stack_config(config: Mapping[str, str], source: str, project: str = PROJECT,
+                      lines: Mapping[Path, int] | None = None) -> StackConfig:
+    """Validate a stack's config. Raises one `ConfigError` listing every problem, naming `source` (and, with
+    `lines` from the stack file, the line of each problem).
 
     Each section is parsed on its own, so the rules of the sections that parsed still run (and report) when
     another section has a type error.
@@ -113,7 +156,7 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     cfg = StackConfig.model_construct(**parsed)
     issues += validate_stack(cfg, project, failed=frozenset(failed))
     if issues:
-        raise ConfigError(source, issues)
+        raise ConfigError(source, issues, lines)
     return StackConfig.model_validate(parsed)  # parsed sections are kept as they are (fields_set intact)
 
 
