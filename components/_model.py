@@ -43,6 +43,8 @@ class Issue:
     message: str
     value: Any = None
     has_value: bool = True
+    line: int | None = None
+    """Where the stack file says it, when the key path alone does not (a key written twice)."""
 
     def render(self, source: str, line: int | None = None) -> str:
         got = f" (got {show(self.value)})" if self.has_value else " (got nothing)"
@@ -66,6 +68,8 @@ def render_path(path: Sequence[str | int]) -> str:
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif not part:
+            out += '[""]'  # an empty key, which dots alone would hide
         else:
             out += f".{part}" if out else part
     return out
@@ -91,7 +95,7 @@ class ConfigError(pulumi.RunError):
         self.source = source
         self.issues = sorted(issues, key=lambda i: (render_path(i.path), i.message))
         self.lines = dict(lines or {})
-        rendered = [i.render(source, line_of(self.lines, i.path)) for i in self.issues]
+        rendered = [i.render(source, i.line or line_of(self.lines, i.path)) for i in self.issues]
         noun = "problem" if len(rendered) == 1 else "problems"
         super().__init__(f"invalid stack config, {len(rendered)} {noun}:\n" + "\n".join(rendered))
 

@@ -14,18 +14,23 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from components._model import ConfigError, Issue, Model, Path, issues_from_validation_error
 from components.cluster.config import ClusterConfig
-from components.cluster.rules import validate_cluster
+from components.arns import allowed_accounts, region_issues
+from components.cluster.rules import validate_cluster, validate_cluster_environment
 from components.interruption.config import InterruptionConfig
 from components.karpenter.config import KarpenterConfig
-from components.karpenter.rules import validate_karpenter, validate_karpenter_placement
+from components.karpenter.rules import (
+    validate_karpenter,
+    validate_karpenter_environment,
+    validate_karpenter_placement,
+)
 from components.network.config import NetworkConfig
-from components.network.rules import validate_network
+from components.network.rules import validate_network, validate_network_for_cluster
 from components.nodepool.config import NodeClassConfig, NodePoolConfig, default_node_classes, default_node_pools
-from components.nodepool.rules import validate_node_config
+from components.nodepool.rules import validate_node_class_environment, validate_node_config
 from components.nth.config import NthConfig
 from components.nth.rules import validate_nth
 from components.stackfile import provider_config_keys, suggest
-from components.tags import reserved_tag_key
+from components.tags import TagKey, TagValue, reserved_tag_key
 
 PROJECT = "eks-karpenter"
 REGION_KEY = "aws:region"
@@ -53,7 +58,7 @@ class StackConfig(Model):
     node_termination_handler: NthConfig = Field(default_factory=NthConfig)
     """`eks-karpenter:nodeTerminationHandler`: AWS Node Termination Handler for spot nodes Karpenter does not
     manage (CAS-era spot node groups, self-managed Auto Scaling groups)."""
-    tags: dict[str, str] = Field(default_factory=dict)
+    tags: dict[TagKey, TagValue] = Field(default_factory=dict)
     """`eks-karpenter:tags`: tags on every AWS resource, for cost allocation."""
     protect: bool = False
     """`eks-karpenter:protect`: protect stateful resources (VPC, subnets, cluster, KMS key) from deletion."""
@@ -136,10 +141,14 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     """
     raw, issues = raw_sections(config, project)
     region = config.get(REGION_KEY)
-    if not region:
-        issues.append(Issue((REGION_KEY,), "required: the AWS region to deploy to", None, has_value=False))
-    parsed: dict[str, Any] = {"region": region or "us-east-1"}
     failed: set[str] = set()
+    region_problems = region_issues(config)
+    if region_problems:
+        issues += region_problems
+        failed.add("region")
+    accounts, account_problems = allowed_accounts(config)
+    issues += account_problems
+    parsed: dict[str, Any] = {"region": region if not region_problems else "us-east-1"}
     for name, field in StackConfig.model_fields.items():
         alias = field.alias or name
         if name == "region" or (alias not in raw and not field.is_required()):
@@ -154,17 +163,20 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
             issues += issues_from_validation_error(err, (_key(alias),))
             failed.add(name)
     cfg = StackConfig.model_construct(**parsed)
-    issues += validate_stack(cfg, project, failed=frozenset(failed))
+    issues += validate_stack(cfg, project, failed=frozenset(failed), accounts=accounts)
     if issues:
         raise ConfigError(source, issues, lines)
     return StackConfig.model_validate(parsed)  # parsed sections are kept as they are (fields_set intact)
 
 
-def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[str] = frozenset()) -> list[Issue]:
+def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[str] = frozenset(),
+                   accounts: tuple[str, ...] = ()) -> list[Issue]:
     """Every cross-field and cross-object rule, with the key path of the field to fix.
 
     Sections named in `failed` did not parse (they hold defaults in `cfg`): rules that read them are skipped,
-    since those sections already have errors of their own and defaults would only add misleading ones.
+    since those sections already have errors of their own and defaults would only add misleading ones
+    (`region` in `failed`: `aws:region` is missing or malformed). `accounts` are `aws:allowedAccountIds`: ARNs
+    must point into them when given.
     """
     def at(section: str) -> Path:
         return (_key(section),)
@@ -173,12 +185,18 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
         return not failed.intersection(sections)
 
     issues: list[Issue] = []
+    region = cfg.region if ok("region") else None
     if ok("network"):
-        issues += validate_network(cfg.network, cfg.region, at("network"))
+        issues += validate_network(cfg.network, region, at("network"))
+        if ok("cluster"):
+            issues += validate_network_for_cluster(cfg.network, cfg.cluster.existing, at("network"))
     if ok("cluster", "protect"):
         issues += validate_cluster(cfg.cluster, at("cluster"), cfg.protect)
+    if ok("cluster"):
+        issues += validate_cluster_environment(cfg.cluster, region, accounts, at("cluster"))
     if ok("karpenter"):
         issues += validate_karpenter(cfg.karpenter, at("karpenter"))
+        issues += validate_karpenter_environment(cfg.karpenter, region, accounts, at("karpenter"))
         if ok("cluster") and not cfg.cluster.existing:
             issues += validate_karpenter_placement(
                 cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=at("karpenter"))
@@ -193,6 +211,8 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
             interruption_handled=cfg.interruption.enabled or
             cfg.interruption.acknowledge_spot_without_interruption_handling,
             at_pools=at("nodePools"), at_classes=at("nodeClasses"))
+    if ok("node_classes"):
+        issues += validate_node_class_environment(cfg.node_classes, region, accounts, at("nodeClasses"))
     if ok("tags"):
         for key, value in cfg.tags.items():
             if reserved_tag_key(key):

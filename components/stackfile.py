@@ -134,8 +134,7 @@ class _Reader:
         self.active: set[int] = set()
 
     def issue(self, path: Path, line: int, message: str, value: Any = None, has_value: bool = True) -> None:
-        self.lines.setdefault(path, line)
-        self.issues.append(Issue(path, message, value, has_value))
+        self.issues.append(Issue(path, message, value, has_value, line))
 
     def scalar(self, node: ScalarNode, path: Path) -> Any:
         tag, text = node.tag, node.value
@@ -360,7 +359,7 @@ def _rekey(issue: Issue, project: str) -> Issue:
     path = issue.path
     if len(path) >= 2 and path[0] == "config" and isinstance(path[1], str):
         full = config_key(path[1], project) or path[1]
-        return Issue((full,) + path[2:], issue.message, issue.value, issue.has_value)
+        return Issue((full,) + path[2:], issue.message, issue.value, issue.has_value, issue.line)
     return issue
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from components._model import Model
+from components.tags import TagKey, TagValue
 
 AvailabilityZone = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")]
 SubnetId = Annotated[str, StringConstraints(pattern=r"^subnet-[0-9a-f]{8,17}$")]
@@ -50,7 +51,7 @@ class NetworkConfig(Model):
     public_subnet_ids: dict[AvailabilityZone, SubnetId] | None = None
     """Adopt mode: existing public subnets by zone. They get the elb tag."""
 
-    tags: dict[str, str] = Field(default_factory=dict)
+    tags: dict[TagKey, TagValue] = Field(default_factory=dict)
     """Extra tags on network resources (merged over the stack-wide tags)."""
 
     @property
