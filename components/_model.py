@@ -47,7 +47,7 @@ class Issue:
     """Where the stack file says it, when the key path alone does not (a key written twice)."""
 
     def render(self, source: str, line: int | None = None) -> str:
-        got = f" (got {show(self.value)})" if self.has_value else " (got nothing)"
+        got = f" (got {show(self.value)})" if self.has_value else " (got nothing)" if self.path else ""
         where = f"{source}:{line}" if line else source
         key = f" {render_path(self.path)}:" if self.path else ""
         return f"{where}:{key} {self.message}{got}"

@@ -13,8 +13,8 @@ from typing import Any
 from pydantic import Field, TypeAdapter, ValidationError
 
 from components._model import ConfigError, Issue, Model, Path, issues_from_validation_error
-from components.cluster.config import ClusterConfig
 from components.arns import allowed_accounts, region_issues
+from components.cluster.config import ClusterConfig
 from components.cluster.rules import validate_cluster, validate_cluster_environment
 from components.interruption.config import InterruptionConfig
 from components.karpenter.config import KarpenterConfig

@@ -36,11 +36,6 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from components._model import ConfigError, Issue, Path
 
-try:  # libyaml: a C parser, an order of magnitude faster on large stack files
-    _BaseLoader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _BaseLoader = yaml.SafeLoader
-
 SECRET = "[secret]"
 """What a `{secure: ...}` value reads as offline: its plaintext needs the stack's secrets provider."""
 
@@ -71,13 +66,21 @@ _YAML_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _DOT_FLOAT = re.compile(r"\.[0-9]+([eE][-+]?[0-9]+)?")
 
 
-class _Loader(_BaseLoader):
+class _PlainMarker:
     """Composes nodes only; untagged plain scalars get a marker tag so they are resolved as yaml.v3 does."""
 
     def resolve(self, kind: type[Node], value: Any, implicit: Any) -> str:
         if kind is ScalarNode:
             return _PLAIN if implicit[0] else _STR
         return _SEQ if kind is SequenceNode else _MAP
+
+
+if getattr(yaml, "__with_libyaml__", False):  # libyaml: a C parser, far faster on large files
+    class _Loader(_PlainMarker, yaml.CSafeLoader):
+        pass
+else:  # pragma: no cover - PyYAML built without libyaml
+    class _Loader(_PlainMarker, yaml.SafeLoader):  # type: ignore[no-redef]
+        pass
 
 
 def _go_int(text: str) -> int | None:
@@ -148,7 +151,7 @@ class _Reader:
             return None
         if tag in (_INT, _FLOAT):
             value = resolve_plain(text) if text else text
-            if isinstance(value, int) and not isinstance(value, bool) or (
+            if (isinstance(value, int) and not isinstance(value, bool)) or (
                     tag == _FLOAT and isinstance(value, float)):
                 return float(value) if tag == _FLOAT else value
         self.issue(path, _line(node), f"unsupported YAML tag {tag} here (quote the value to keep it a string)",
@@ -178,6 +181,7 @@ class _Reader:
             if node.tag != _MAP:
                 self.issue(path, _line(node), f"unsupported YAML tag {node.tag} here", None, False)
                 return None
+            assert isinstance(node, MappingNode)
             return self.mapping(node, path)
         finally:
             self.active.discard(id(node))
@@ -298,7 +302,12 @@ def parse_yaml(text: str) -> tuple[Any, dict[Path, int], list[Issue]]:
         line = int(mark.line) + 1 if mark is not None else 1
         problem = " ".join(filter(None, (exc.context, exc.problem))) or "invalid YAML"
         return None, {(): line}, [Issue((), f"not valid YAML: {problem}", None, False)]
-    except (yaml.YAMLError, ValueError, RecursionError) as exc:  # reader errors (control characters, ...)
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (control characters, ...)
+        line = text.count("\n", 0, exc.position) + 1
+        what = f"character {exc.character!r}" if isinstance(exc.character, str) else "byte"
+        return None, {(): line}, [Issue((), f"not valid YAML: {what} is not allowed in YAML text ({exc.reason})",
+                                        None, False)]
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return None, {}, [Issue((), f"not valid YAML: {message}", None, False)]
     if root is None:
@@ -344,6 +353,9 @@ def parse_stack_text(text: str, source: str, project: str) -> StackFile:
             issues.append(Issue((full,), f"written twice (as {key!r} and another spelling of the same key)", None,
                                 False))
         config[full] = _secrets(value)
+    # A key missing from `config:` is reported at the `config:` line.
+    if ("config",) in read_lines:
+        lines[()] = read_lines[("config",)]
     # Re-key lines from `config.<key>...` to the namespaced key paths messages use.
     for path, line in read_lines.items():
         if len(path) >= 2 and path[0] == "config" and isinstance(path[1], str):

@@ -32,7 +32,7 @@ def test_family_arch_matches_every_upstream_family() -> None:
 
 @requires_upstream
 def test_categories_are_upstream_categories() -> None:
-    assert INSTANCE_CATEGORIES == _upstream()[1]
+    assert _upstream()[1] == INSTANCE_CATEGORIES
 
 
 def test_not_a_family() -> None:

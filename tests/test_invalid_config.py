@@ -170,10 +170,8 @@ def test_invalid_config_is_one_clean_error(
     result = plan_config(cfg, tmp_path)
     assert isinstance(result.error, ConfigError), result.error
     message = str(result.error)
-    top = path.split(".")[0].split("[")[0]
-    # Every problem under a key written in the file names its line; a missing top-level key has none.
-    line = r":\d+" if top in cfg else ""
-    expected = re.compile(rf"stacks/Pulumi\.bad\.yaml{line}: {re.escape(path)}: ")
+    # Every problem names its line (a missing key: the line of the object, or of `config:`, that lacks it).
+    expected = re.compile(rf"stacks/Pulumi\.bad\.yaml:\d+: {re.escape(path)}: ")
     lines = [line for line in message.splitlines() if expected.match(line)]
     assert lines, f"no line matches {expected.pattern!r} in:\n{message}"
     assert any(fragment in line for line in lines), f"{fragment!r} not in {lines}"

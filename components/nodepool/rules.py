@@ -401,7 +401,8 @@ def _arch_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
     named += [(at + ("instanceTypes", k), t, t.partition(".")[0]) for k, t in enumerate(pool.instance_types or ())]
     for j, r in enumerate(pool.requirements):
         if r.operator == "In" and r.key in (FAMILY, INSTANCE_TYPE):
-            named += [(at + ("requirements", j, "values", k), v, v.partition(".")[0]) for k, v in enumerate(r.values or ())]
+            named += [(at + ("requirements", j, "values", k), v, v.partition(".")[0])
+                      for k, v in enumerate(r.values or ())]
     issues: list[Issue] = []
     for path, value, family in named:
         arch = family_arch(family)
