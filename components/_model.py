@@ -93,9 +93,14 @@ class ConfigError(pulumi.RunError):
 
     def __init__(self, source: str, issues: Iterable[Issue], lines: Mapping[Path, int] | None = None) -> None:
         self.source = source
-        self.issues = sorted(issues, key=lambda i: (render_path(i.path), i.message))
         self.lines = dict(lines or {})
-        rendered = [i.render(source, i.line or line_of(self.lines, i.path)) for i in self.issues]
+
+        def line(issue: Issue) -> int:
+            return issue.line or line_of(self.lines, issue.path) or 0
+
+        # In file order, as a reader goes through the file to fix them.
+        self.issues = sorted(issues, key=lambda i: (line(i), render_path(i.path), i.message))
+        rendered = [i.render(source, line(i) or None) for i in self.issues]
         noun = "problem" if len(rendered) == 1 else "problems"
         super().__init__(f"invalid stack config, {len(rendered)} {noun}:\n" + "\n".join(rendered))
 

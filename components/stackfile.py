@@ -342,6 +342,7 @@ def parse_stack_text(text: str, source: str, project: str) -> StackFile:
     if raw is not None and not isinstance(raw, dict):
         issues.append(Issue(("config",), "`config:` must be a mapping of keys to values", raw))
         lines[("config",)] = read_lines.get(("config",), 1)
+    spelled: dict[str, str] = {}
     for key, value in (raw or {}).items() if isinstance(raw, dict) else ():
         full = config_key(key, project)
         if full is None:
@@ -350,8 +351,12 @@ def parse_stack_text(text: str, source: str, project: str) -> StackFile:
             lines[(key,)] = read_lines.get(("config", key), 1)
             continue
         if full in config:
-            issues.append(Issue((full,), f"written twice (as {key!r} and another spelling of the same key)", None,
-                                False))
+            first = spelled[full]
+            issues.append(Issue((full,), f"duplicate key: {key!r} is the same key as {first!r} at line "
+                                f"{read_lines.get(('config', first))}; Pulumi refuses a stack file with a key "
+                                "written twice", None, False, read_lines.get(("config", key))))
+            continue
+        spelled[full] = key
         config[full] = _secrets(value)
     # A key missing from `config:` is reported at the `config:` line.
     if ("config",) in read_lines:
