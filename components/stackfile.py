@@ -20,6 +20,7 @@ Pure: no Pulumi engine, no network.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib.util
 import json
 import math
@@ -380,35 +381,33 @@ def _rekey(issue: Issue, project: str) -> Issue:
     return issue
 
 
-_CACHE: dict[tuple[str, str, str, int, int], StackFile] = {}
+_CACHE: dict[tuple[str, str, bytes], StackFile] = {}
 
 
 def read_stack_file(path: FsPath, source: str, project: str) -> StackFile:
-    """Read and parse one stack file (cached on path, size and mtime: the offline plan and the program it runs
-    read the same file). Unreadable, binary or oversized files give a `StackFile` with one issue."""
+    """Read and parse one stack file. Unreadable, binary or oversized files give a `StackFile` with one issue.
+
+    Parsed once per content: the offline plan and the program it runs both read the same file, and the second
+    read only compares bytes (keyed on a digest, never on timestamps, which are too coarse for a file rewritten
+    in the same millisecond)."""
     try:
-        stat = path.stat()
+        if path.stat().st_size > MAX_BYTES:
+            return StackFile(source, issues=(Issue((), f"the stack file is {path.stat().st_size} bytes; a stack "
+                                                       f"file over {MAX_BYTES // 1024 // 1024} MiB is not a "
+                                                       "hand-written config", None, False),))
+        data = path.read_bytes()
     except OSError as exc:
         return StackFile(source, issues=(Issue((), f"cannot read the stack file: {exc.strerror}", None, False),))
-    cache_key = (str(path.resolve()), source, project, stat.st_size, stat.st_mtime_ns)
+    cache_key = (source, project, hashlib.sha256(data).digest())
     hit = _CACHE.get(cache_key)
     if hit is not None:
         return hit
-    if stat.st_size > MAX_BYTES:
-        result = StackFile(source, issues=(Issue((), f"the stack file is {stat.st_size} bytes; a stack file over "
-                                                     f"{MAX_BYTES // 1024 // 1024} MiB is not a hand-written config",
-                                                 None, False),))
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        result = StackFile(source, issues=(Issue((), f"not UTF-8 text (byte {exc.start})", None, False),))
     else:
-        try:
-            data = path.read_bytes()
-            text = data.decode("utf-8-sig")
-        except OSError as exc:
-            result = StackFile(source, issues=(Issue((), f"cannot read the stack file: {exc.strerror}", None,
-                                                     False),))
-        except UnicodeDecodeError as exc:
-            result = StackFile(source, issues=(Issue((), f"not UTF-8 text (byte {exc.start})", None, False),))
-        else:
-            result = parse_stack_text(text, source, project)
+        result = parse_stack_text(text, source, project)
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[cache_key] = result

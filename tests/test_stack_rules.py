@@ -127,6 +127,8 @@ REFUSED: list[tuple[str, str, Mutation, str, str]] = [
      "not a resource a limit can cap: did you mean `cpu`?"),
     ("limits-gpu-unqualified", "dev", pool(limits={"cpu": "10", "gpu": 4}), f"{POOLS}[0].limits.gpu",
      "not a resource a limit can cap"),
+    ("limits-storage", "dev", pool(limits={"cpu": "10", "storage": "1Ti"}), f"{POOLS}[0].limits.storage",
+     "not a resource a limit can cap"),
     ("limits-memory-without-unit", "dev", pool(limits={"cpu": "10", "memory": 1000}), f"{POOLS}[0].limits.memory",
      "memory without a unit is a number of bytes"),
     ("kubelet-reserved-without-unit", "dev", lambda c: c[CLASSES][0].update(kubelet={

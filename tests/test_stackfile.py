@@ -145,6 +145,15 @@ def test_binary_and_huge_files(tmp_path: Path) -> None:
     assert "cannot read" in str(read_stack_file(tmp_path / "missing.yaml", "m.yaml", P).error())
 
 
+def test_a_rewritten_file_is_read_again(tmp_path: Path) -> None:
+    # Same size, same instant: only the content differs.
+    path = tmp_path / "s.yaml"
+    path.write_text("config:\n  a: 1\n")
+    assert read_stack_file(path, "s", P).config == {f"{P}:a": 1}
+    path.write_text("config:\n  a: 2\n")
+    assert read_stack_file(path, "s", P).config == {f"{P}:a": 2}
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_committed_stacks_read_as_pyyaml_reads_them(stack: str) -> None:
     # The committed files use no YAML 1.1-only scalars, so both readers agree on them.

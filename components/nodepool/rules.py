@@ -343,11 +343,11 @@ def _pool_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
 # Resource names a NodePool limit can cap: Kubernetes' standard node resources, plus `nodes`; any extended resource
 # must be domain-qualified (`nvidia.com/gpu`), so an unqualified unknown name (`cpus`) is a typo Karpenter would
 # silently ignore, leaving the pool without the cap the stack file shows.
-LIMIT_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods", "nodes", "storage")
+LIMIT_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods", "nodes")
 COMMON_EXTENDED_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore",
                              "aws.amazon.com/neurondevice", "habana.ai/gaudi", "vpc.amazonaws.com/efa",
                              "vpc.amazonaws.com/pod-eni")
-_BYTES_RESOURCES = ("memory", "ephemeral-storage", "storage")
+_BYTES_RESOURCES = ("memory", "ephemeral-storage")
 
 
 def unitless_bytes(resource: str, value: str) -> bool:
