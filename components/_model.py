@@ -112,6 +112,11 @@ def issues_from_validation_error(err: ValidationError, prefix: Path = ()) -> lis
         loc: Path = tuple(p for p in e["loc"] if not _is_union_tag(p))
         missing = e["type"] == "missing"
         message = e["msg"].removeprefix("Value error, ")
+        value = e.get("input")
+        if e["type"] == "string_type" and isinstance(value, (bool, int, float)):
+            # Unquoted, YAML reads `1.30` as 1.3, `0777` as 511 and `true` as a boolean.
+            kind = "a boolean" if isinstance(value, bool) else "a number"
+            message += f"; YAML read this value as {kind}: quote it to keep it as written"
         issues.append(Issue(prefix + loc, message, None if missing else e.get("input"), has_value=not missing))
     return issues
 

@@ -238,7 +238,12 @@ def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
                 "type": "object",
                 "properties": properties,
                 "required": [REGION_KEY, _key("cluster"), _key("network")],
-                "propertyNames": {"anyOf": [{"enum": known}, {"not": {"pattern": f"^{project}:"}}]},
+                # Keys something reads (see namespace_issues): this project's (also bare), the AWS provider's,
+                # and the engine's `pulumi:` keys.
+                "propertyNames": {"anyOf": [
+                    {"enum": sorted({*known, *SECTIONS, *(f"{AWS_NAMESPACE}:{k}"
+                                                         for k in provider_config_keys("pulumi_aws"))})},
+                    {"pattern": f"^{ENGINE_NAMESPACE}:"}]},
             },
             "secretsprovider": {"type": "string"},
             "encryptedkey": {"type": "string"},

@@ -210,6 +210,20 @@ def test_dates_and_yes_are_strings_where_strings_are_expected(tmp_path: Path) ->
     assert {"expires": "2026-01-31", "backup": "yes", "on": "off"}.items() <= vpc.inputs["tags"].items()
 
 
+def test_unquoted_numbers_where_strings_are_expected_say_to_quote(tmp_path: Path) -> None:
+    from infra.engine import run_plan
+
+    text = dev_text().replace('version: "1.34"', "version: 1.30").replace("environment: dev", "environment: 0777")
+    write_stack(tmp_path, text)
+    result = run_plan(tmp_path, "bad")
+    message = str(result.error)
+    assert isinstance(result.error, ConfigError), message
+    assert "eks-karpenter:cluster.version: Input should be a valid string; YAML read this value as a number: " \
+           "quote it to keep it as written (got 1.3)" in message
+    assert "eks-karpenter:tags.environment: Input should be a valid string; YAML read this value as a number" \
+           in message and "(got 511)" in message
+
+
 def test_wrong_namespace_is_refused_with_the_right_key(tmp_path: Path) -> None:
     from infra.engine import run_plan
 

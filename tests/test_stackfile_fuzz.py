@@ -39,6 +39,10 @@ ODD_VALUES: list[Any] = [
     float("inf"), True, "yes", "on", "1:30", "0o17", "x" * 300, {"secure": "AAABAQ=="}, [[["deep"]]], " ", "null",
     {"": "empty key"}, "\u202e\u200b",
 ]
+# Plain YAML tokens written into the text as they would be typed (yaml.safe_dump would quote most of them).
+RAW_VALUES = ["on", "yes", "off", "2026-01-31", "2026-01-31T10:00:00Z", "1:30", "0777", "08", "0o17", "0x1F",
+              "1e999", "~", ".inf", "-.nan", "1_000", "!!binary aGk=", "!Ref x", "&a x", "*a", "!!set {a}", "[]", "{}",
+              "18446744073709551616", "true", "TRUE", "Null", "'quoted'", '"\\u0000"', "|\n    block", "? x"]
 STRAY = [":", "-", "[", "{", "}", "&", "*", "!", "'", '"', "#", "\t", "%", "@", "`", "|", ">", "é", "\x00", "\x1b"]
 
 
@@ -88,8 +92,15 @@ def _mutate_config(cfg: dict[str, Any], rng: random.Random) -> str:
 
 def _mutate_text(text: str, rng: random.Random) -> tuple[str, str]:
     lines = text.splitlines(keepends=True)
-    op = rng.choice(["truncate", "duplicate-line", "delete-line", "stray"])
+    op = rng.choice(["truncate", "duplicate-line", "delete-line", "stray", "raw-value", "raw-value"])
     i = rng.randrange(len(lines))
+    if op == "raw-value":
+        keyed = [k for k, line in enumerate(lines) if re.match(r"^\s*-?\s*[\w./:-]+: \S", line)]
+        k = rng.choice(keyed)
+        key = lines[k].split(": ", 1)[0]
+        token = rng.choice(RAW_VALUES)
+        lines[k] = f"{key}: {token}\n"
+        return "".join(lines), f"line {k + 1} set to {token!r}"
     if op == "truncate":
         cut = rng.randrange(len(text))
         return text[:cut], f"truncate at {cut}"
