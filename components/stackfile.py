@@ -131,9 +131,18 @@ def resolve_plain(text: str) -> Any:
 
 
 class _Reader:
-    def __init__(self) -> None:
+    """Nodes -> plain values, recording the line of every key path and every problem.
+
+    With `project`, children of the top-level `config:` mapping are keyed by their namespaced config key
+    (`nodePools` -> `eks-karpenter:nodePools`), so lines and issues use the paths messages show. Mappings
+    `{secure: <ciphertext>}` read as `SECRET`.
+    """
+
+    def __init__(self, project: str | None = None) -> None:
+        self.project = project
         self.issues: list[Issue] = []
         self.lines: dict[Path, int] = {}
+        self.config_key_lines: dict[str, int] = {}
         self.nodes = 0
         self.active: set[int] = set()
 
@@ -155,69 +164,106 @@ class _Reader:
             if (isinstance(value, int) and not isinstance(value, bool)) or (
                     tag == _FLOAT and isinstance(value, float)):
                 return float(value) if tag == _FLOAT else value
-        self.issue(path, _line(node), f"unsupported YAML tag {tag} here (quote the value to keep it a string)",
-                   text)
+        self.issue(path, node.start_mark.line + 1, f"unsupported YAML tag {tag} here (quote the value to keep it "
+                   "a string)", text)
         return None
 
     def value(self, node: Node, path: Path) -> Any:
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise _TooLarge
-        if isinstance(node, ScalarNode):
-            return self.scalar(node, path)
-        if id(node) in self.active:
-            self.issue(path, _line(node), "recursive YAML alias: a value may not contain itself", None, False)
+        cls = node.__class__
+        if cls is ScalarNode:
+            if node.tag == _PLAIN:  # the common case, inlined: most values are plain scalars
+                text = node.value
+                return _CONSTANTS[text] if text in _CONSTANTS else resolve_plain(text)
+            return self.scalar(node, path)  # type: ignore[arg-type]
+        ident = id(node)
+        if ident in self.active:  # an alias inside its own anchor
+            self.issue(path, node.start_mark.line + 1, "recursive YAML alias: a value may not contain itself", None,
+                       False)
             return None
-        self.active.add(id(node))
+        self.active.add(ident)
         try:
-            if isinstance(node, SequenceNode):
-                if node.tag != _SEQ:
-                    self.issue(path, _line(node), f"unsupported YAML tag {node.tag} here", None, False)
-                    return None
+            if cls is SequenceNode and node.tag == _SEQ:
                 out: list[Any] = []
+                lines = self.lines
                 for i, item in enumerate(node.value):
-                    self.lines.setdefault(path + (i,), _line(item))
-                    out.append(self.value(item, path + (i,)))
+                    item_path = path + (i,)
+                    if item_path not in lines:
+                        lines[item_path] = item.start_mark.line + 1
+                    out.append(self.value(item, item_path))
                 return out
-            if node.tag != _MAP:
-                self.issue(path, _line(node), f"unsupported YAML tag {node.tag} here", None, False)
-                return None
-            assert isinstance(node, MappingNode)
-            return self.mapping(node, path)
+            if cls is MappingNode and node.tag == _MAP:
+                return self.mapping(node, path)  # type: ignore[arg-type]
+            self.issue(path, node.start_mark.line + 1, f"unsupported YAML tag {node.tag} here", None, False)
+            return None
         finally:
-            self.active.discard(id(node))
+            self.active.discard(ident)
 
     def key(self, node: Node, path: Path) -> str | None:
         if isinstance(node, ScalarNode):
             key = self.scalar(node, path)
             if isinstance(key, str):
                 return key
-            self.issue(path + (str(node.value),), _line(node), "keys must be strings: quote this key", key)
+            self.issue(path + (str(node.value),), node.start_mark.line + 1, "keys must be strings: quote this key",
+                       key)
         else:
-            self.issue(path, _line(node), "keys must be strings, not lists or mappings", None, False)
+            self.issue(path, node.start_mark.line + 1, "keys must be strings, not lists or mappings", None, False)
         return None
 
-    def mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
+    def _child(self, path: Path, key: str, line: int) -> Path | None:
+        if path != ("config",) or self.project is None:
+            return path + (key,)
+        full = config_key(key, self.project)
+        if full is None:
+            self.issue((key,), line, "not a config key: keys are `namespace:name` or a bare `name` of this project",
+                       None, False)
+            return None
+        if full in self.config_key_lines:
+            first = next(k for k, n in self.config_key_lines.items() if config_key(k, self.project) == full)
+            self.issue((full,), line, f"duplicate key: {key!r} is the same key as {first!r} at line "
+                       f"{self.config_key_lines[first]}; Pulumi refuses a stack file with a key written twice",
+                       None, False)
+            return None
+        self.config_key_lines[key] = self.config_key_lines[full] = line
+        return (full,)
+
+    def mapping(self, node: MappingNode, path: Path) -> Any:
         out: dict[str, Any] = {}
         seen: dict[str, int] = {}
         merged: dict[str, Any] = {}
+        lines = self.lines
         for key_node, value_node in node.value:
-            if isinstance(key_node, ScalarNode) and key_node.tag in (_PLAIN, _MERGE) and key_node.value == "<<":
-                merged.update(self.merge(value_node, path))
-                continue
-            key = self.key(key_node, path)
+            if key_node.__class__ is ScalarNode and key_node.tag == _PLAIN:
+                key = key_node.value  # a plain key: resolves to itself unless it reads as null, bool or number
+                if key == "<<":
+                    merged.update(self.merge(value_node, path))
+                    continue
+                if key in _CONSTANTS or key[:1] in "+-.0123456789":
+                    key = self.key(key_node, path)
+            else:
+                key = self.key(key_node, path)
             if key is None:
                 continue
-            line = _line(key_node)
+            line = key_node.start_mark.line + 1
             if key in seen:
-                self.issue(path + (key,), line, f"duplicate key {key!r}: also defined at line {seen[key]}; Pulumi "
+                named = (config_key(key, self.project) or key,) if path == ("config",) and self.project else (
+                    path + (key,))
+                self.issue(named, line, f"duplicate key {key!r}: also defined at line {seen[key]}; Pulumi "
                            "refuses a stack file with a key written twice", None, False)
                 continue
             seen[key] = line
-            self.lines.setdefault(path + (key,), line)
-            out[key] = self.value(value_node, path + (key,))
+            child = self._child(path, key, line)
+            if child is None:
+                continue
+            if child not in lines:
+                lines[child] = line
+            out[str(child[-1])] = self.value(value_node, child)
+        if len(out) == 1 and isinstance(out.get("secure"), str) and not merged:
+            return SECRET  # ciphertext for the stack's secrets provider
         # yaml.v3: keys written in the mapping win over merged ones.
-        return {**{k: v for k, v in merged.items() if k not in out}, **out}
+        return {**{k: v for k, v in merged.items() if k not in out}, **out} if merged else out
 
     def merge(self, node: Node, path: Path) -> dict[str, Any]:
         sources = node.value if isinstance(node, SequenceNode) else [node]
@@ -225,7 +271,8 @@ class _Reader:
         for source in sources:
             value = self.value(source, path)
             if not isinstance(value, dict):
-                self.issue(path, _line(source), "a `<<` merge key takes a mapping or a list of mappings", value)
+                self.issue(path, source.start_mark.line + 1, "a `<<` merge key takes a mapping or a list of mappings",
+                           value)
                 continue
             out = {**value, **out}  # earlier mappings in the list win
         return out
@@ -233,20 +280,6 @@ class _Reader:
 
 class _TooLarge(Exception):
     pass
-
-
-def _line(node: Node) -> int:
-    return int(node.start_mark.line) + 1
-
-
-def _secrets(value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"secure"} and isinstance(value["secure"], str):
-            return SECRET
-        return {k: _secrets(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_secrets(v) for v in value]
-    return value
 
 
 def config_key(key: str, project: str) -> str | None:
@@ -289,9 +322,11 @@ class StackFile:
         return ConfigError(self.source, [*self.issues, *extra], self.lines)
 
 
-def parse_yaml(text: str) -> tuple[Any, dict[Path, int], list[Issue]]:
-    """One YAML document as yaml.v3 reads it: (value, line of each key path, problems). Never raises."""
-    reader = _Reader()
+def parse_yaml(text: str, project: str | None = None) -> tuple[Any, dict[Path, int], list[Issue]]:
+    """One YAML document as yaml.v3 reads it: (value, line of each key path, problems). Never raises.
+
+    With `project`, it is read as a stack file: `config:` keys namespaced (see `_Reader`)."""
+    reader = _Reader(project)
     try:
         loader = _Loader(text)
         try:
@@ -324,61 +359,27 @@ def parse_yaml(text: str) -> tuple[Any, dict[Path, int], list[Issue]]:
 
 def parse_stack_text(text: str, source: str, project: str) -> StackFile:
     """Parse a stack file's text. Never raises: problems are in `StackFile.issues`."""
-    body, read_lines, read_issues = parse_yaml(text)
+    body, lines, read_issues = parse_yaml(text, project)
     if read_issues and body is None:
-        return StackFile(source, {}, read_lines, tuple(read_issues))
+        return StackFile(source, {}, lines, tuple(read_issues))
     if body is None:
         return StackFile(source)  # an empty file: no config
     if not isinstance(body, dict):
-        return StackFile(source, {}, read_lines, (*read_issues, Issue(
+        return StackFile(source, {}, lines, (*read_issues, Issue(
             (), "a stack file is a mapping with a `config:` mapping", body)))
     issues = list(read_issues)
     for key in body:
         if key not in STACK_FILE_KEYS:
             issues.append(Issue((key,), f"unknown stack file key{suggest(key, STACK_FILE_KEYS)}; known keys: "
                                 f"{', '.join(STACK_FILE_KEYS)}", body[key]))
-    raw = body.get("config")
-    config: dict[str, Any] = {}
-    lines: dict[Path, int] = {}
-    if raw is not None and not isinstance(raw, dict):
-        issues.append(Issue(("config",), "`config:` must be a mapping of keys to values", raw))
-        lines[("config",)] = read_lines.get(("config",), 1)
-    spelled: dict[str, str] = {}
-    for key, value in (raw or {}).items() if isinstance(raw, dict) else ():
-        full = config_key(key, project)
-        if full is None:
-            issues.append(Issue((key,), "not a config key: keys are `namespace:name` or a bare `name` of this "
-                                "project", value))
-            lines[(key,)] = read_lines.get(("config", key), 1)
-            continue
-        if full in config:
-            first = spelled[full]
-            issues.append(Issue((full,), f"duplicate key: {key!r} is the same key as {first!r} at line "
-                                f"{read_lines.get(('config', first))}; Pulumi refuses a stack file with a key "
-                                "written twice", None, False, read_lines.get(("config", key))))
-            continue
-        spelled[full] = key
-        config[full] = _secrets(value)
+    config = body.get("config")
+    if config is not None and not isinstance(config, dict):
+        issues.append(Issue(("config",), "`config:` must be a mapping of keys to values", config))
+        config = None
     # A key missing from `config:` is reported at the `config:` line.
-    if ("config",) in read_lines:
-        lines[()] = read_lines[("config",)]
-    # Re-key lines from `config.<key>...` to the namespaced key paths messages use.
-    for path, line in read_lines.items():
-        if len(path) >= 2 and path[0] == "config" and isinstance(path[1], str):
-            full = config_key(path[1], project)
-            lines.setdefault((full or path[1],) + path[2:], line)
-        elif path and path[0] != "config":
-            lines.setdefault(path, line)
-    issues = [_rekey(i, project) for i in issues]
-    return StackFile(source, config, lines, tuple(issues))
-
-
-def _rekey(issue: Issue, project: str) -> Issue:
-    path = issue.path
-    if len(path) >= 2 and path[0] == "config" and isinstance(path[1], str):
-        full = config_key(path[1], project) or path[1]
-        return Issue((full,) + path[2:], issue.message, issue.value, issue.has_value, issue.line)
-    return issue
+    if ("config",) in lines:
+        lines[()] = lines[("config",)]
+    return StackFile(source, config or {}, lines, tuple(issues))
 
 
 _CACHE: dict[tuple[str, str, bytes], StackFile] = {}
