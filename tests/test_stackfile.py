@@ -198,6 +198,18 @@ def test_duplicate_pool_block_in_a_real_stack_is_refused(tmp_path: Path) -> None
         str(result.error)
 
 
+def test_a_pool_listed_twice_is_refused_at_the_second_entry(tmp_path: Path) -> None:
+    from infra.engine import run_plan
+
+    text = dev_text() + "    - name: general\n      nodeClass: default\n"
+    write_stack(tmp_path, text)
+    result = run_plan(tmp_path, "bad")
+    assert isinstance(result.error, ConfigError) and result.document.resources == []
+    line = len(text.splitlines()) - 1
+    assert f"stacks/Pulumi.bad.yaml:{line}: eks-karpenter:nodePools[1].name: node pool names must be unique" in \
+        str(result.error)
+
+
 def test_dates_and_yes_are_strings_where_strings_are_expected(tmp_path: Path) -> None:
     from infra.engine import run_plan
 
