@@ -16,19 +16,25 @@ from pydantic import Field, TypeAdapter, ValidationError
 from components._model import ConfigError, Issue, Model, Path, issues_from_validation_error
 from components.access.config import AccessConfig
 from components.access.rules import validate_access
+from components.arns import allowed_accounts, region_issues
 from components.cluster.config import ClusterConfig
-from components.cluster.rules import validate_cluster, validate_kubernetes_version
+from components.cluster.rules import validate_cluster, validate_cluster_environment, validate_kubernetes_version
 from components.compatibility import validate_node_class_amis
 from components.interruption.config import InterruptionConfig
 from components.karpenter.config import KarpenterConfig
-from components.karpenter.rules import validate_karpenter, validate_karpenter_placement
+from components.karpenter.rules import (
+    validate_karpenter,
+    validate_karpenter_environment,
+    validate_karpenter_placement,
+)
 from components.network.config import NetworkConfig
-from components.network.rules import validate_network
+from components.network.rules import validate_network, validate_network_for_cluster
 from components.nodepool.config import NodeClassConfig, NodePoolConfig, default_node_classes, default_node_pools
-from components.nodepool.rules import validate_node_config
+from components.nodepool.rules import validate_node_class_environment, validate_node_config
 from components.nth.config import NthConfig
 from components.nth.rules import validate_nth
-from components.tags import reserved_tag_key
+from components.stackfile import provider_config_keys, suggest
+from components.tags import TagKey, TagValue, reserved_tag_key
 
 PROJECT = "eks-karpenter"
 REGION_KEY = "aws:region"
@@ -59,7 +65,7 @@ class StackConfig(Model):
     access: AccessConfig = Field(default_factory=AccessConfig)
     """`eks-karpenter:access`: who can reach the cluster (admins, namespace-scoped teams) and how this
     program's Kubernetes provider authenticates. Default: only the cluster's creator (EKS's bootstrap entry)."""
-    tags: dict[str, str] = Field(default_factory=dict)
+    tags: dict[TagKey, TagValue] = Field(default_factory=dict)
     """`eks-karpenter:tags`: tags on every AWS resource, for cost allocation."""
     protect: bool = False
     """`eks-karpenter:protect`: protect stateful resources (VPC, subnets, cluster, KMS key) from deletion."""
@@ -73,28 +79,69 @@ def _key(section: str) -> str:
     return f"{PROJECT}:{section}"
 
 
+# Namespaces of config keys something reads: this project's, the AWS provider's (the program uses the default
+# AWS provider) and the engine's own `pulumi:` keys (e.g. `pulumi:disable-default-providers`). Kubernetes objects
+# go to the cluster's own provider, and pulumi-eks has no provider config, so `kubernetes:` and `eks:` keys would
+# be read by nothing.
+AWS_NAMESPACE, ENGINE_NAMESPACE = "aws", "pulumi"
+_UNREAD_NAMESPACES = {
+    "kubernetes": "the Kubernetes objects of this program use the cluster's own provider (built from the cluster "
+                  "this stack creates or adopts), never the default one these keys configure",
+    "eks": "pulumi-eks has no provider configuration; cluster settings go under eks-karpenter:cluster",
+}
+
+
+def namespace_issues(config: Mapping[str, str], project: str = PROJECT) -> list[Issue]:
+    """Keys no provider or this project reads: unknown keys of this project or of `aws:`, and other namespaces.
+
+    Each gets the closest valid key as a suggestion (`karpenter:nodePools` -> `eks-karpenter:nodePools`)."""
+    known = [f"{project}:{s}" for s in SECTIONS]
+    aws = sorted(f"{AWS_NAMESPACE}:{k}" for k in provider_config_keys("pulumi_aws")) or [REGION_KEY]
+    issues: list[Issue] = []
+    for key in sorted(config):
+        namespace, _, name = key.partition(":")
+        if namespace == ENGINE_NAMESPACE or key in known or key in aws:
+            continue
+        if namespace == project:
+            message = f"unknown key{suggest(key, known)}; known keys: {', '.join(sorted(known))}"
+        elif namespace == AWS_NAMESPACE:
+            message = f"the AWS provider has no such config key{suggest(key, aws)}"
+        else:
+            same_name = [k for k in known if k.endswith(f":{name}")]
+            hint = f": did you mean `{same_name[0]}`?" if same_name else suggest(key, known + aws)
+            why = _UNREAD_NAMESPACES.get(namespace, f"no provider of this program reads the `{namespace}:` "
+                                                    "namespace")
+            message = f"key is read by nothing{hint} ({why})"
+        issues.append(Issue((key,), message, _decoded(config[key])))
+    return issues
+
+
+def _decoded(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+
+
 def raw_sections(config: Mapping[str, str], project: str = PROJECT) -> tuple[dict[str, Any], list[Issue]]:
     """Decode the project's keys from Pulumi's flat config (values are strings; objects are JSON text)."""
-    issues: list[Issue] = []
+    issues = namespace_issues(config, project)
     raw: dict[str, Any] = {}
-    known = {f"{project}:{s}" for s in SECTIONS}
-    for key in sorted(config):
-        if key.startswith(f"{project}:") and key not in known:
-            issues.append(Issue((key,), f"unknown key; known keys: {', '.join(sorted(known))}", config[key]))
     for section in SECTIONS:
         text = config.get(f"{project}:{section}")
         if text is None:
             continue
         try:
             raw[section] = json.loads(text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             raw[section] = text  # a plain string: the model reports the type error with the key path
     return raw, issues
 
 
 def load_stack_config(config: Mapping[str, str], source: str, project: str = PROJECT,
-                      today: date | None = None) -> StackConfig:
-    """Validate a stack's config. Raises one `ConfigError` listing every problem, naming `source`.
+                      lines: Mapping[Path, int] | None = None, today: date | None = None) -> StackConfig:
+    """Validate a stack's config. Raises one `ConfigError` listing every problem, naming `source` (and, with
+    `lines` from the stack file, the line of each problem).
 
     `today` (default: the current UTC date) decides which Kubernetes versions are in EKS support.
 
@@ -103,10 +150,14 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     """
     raw, issues = raw_sections(config, project)
     region = config.get(REGION_KEY)
-    if not region:
-        issues.append(Issue((REGION_KEY,), "required: the AWS region to deploy to", None, has_value=False))
-    parsed: dict[str, Any] = {"region": region or "us-east-1"}
     failed: set[str] = set()
+    region_problems = region_issues(config)
+    if region_problems:
+        issues += region_problems
+        failed.add("region")
+    accounts, account_problems = allowed_accounts(config)
+    issues += account_problems
+    parsed: dict[str, Any] = {"region": region if not region_problems else "us-east-1"}
     for name, field in StackConfig.model_fields.items():
         alias = field.alias or name
         if name == "region" or (alias not in raw and not field.is_required()):
@@ -121,18 +172,20 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
             issues += issues_from_validation_error(err, (_key(alias),))
             failed.add(name)
     cfg = StackConfig.model_construct(**parsed)
-    issues += validate_stack(cfg, project, failed=frozenset(failed), today=today)
+    issues += validate_stack(cfg, project, failed=frozenset(failed), accounts=accounts, today=today)
     if issues:
-        raise ConfigError(source, issues)
+        raise ConfigError(source, issues, lines)
     return StackConfig.model_validate(parsed)  # parsed sections are kept as they are (fields_set intact)
 
 
 def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[str] = frozenset(),
-                   today: date | None = None) -> list[Issue]:
+                   accounts: tuple[str, ...] = (), today: date | None = None) -> list[Issue]:
     """Every cross-field and cross-object rule, with the key path of the field to fix.
 
     Sections named in `failed` did not parse (they hold defaults in `cfg`): rules that read them are skipped,
-    since those sections already have errors of their own and defaults would only add misleading ones.
+    since those sections already have errors of their own and defaults would only add misleading ones
+    (`region` in `failed`: `aws:region` is missing or malformed). `accounts` are `aws:allowedAccountIds`: ARNs
+    must point into them when given.
     """
     def at(section: str) -> Path:
         return (_key(section),)
@@ -141,16 +194,21 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
         return not failed.intersection(sections)
 
     issues: list[Issue] = []
+    region = cfg.region if ok("region") else None
     if ok("network"):
-        issues += validate_network(cfg.network, cfg.region, at("network"))
+        issues += validate_network(cfg.network, region, at("network"))
+        if ok("cluster"):
+            issues += validate_network_for_cluster(cfg.network, cfg.cluster.existing, at("network"))
     if ok("cluster", "protect"):
         issues += validate_cluster(cfg.cluster, at("cluster"), cfg.protect)
     if ok("cluster"):
         issues += validate_kubernetes_version(cfg.cluster, at("cluster"), today or datetime.now(UTC).date())
         if ok("node_classes") and not cfg.cluster.existing:
             issues += validate_node_class_amis(cfg.cluster.version, cfg.node_classes, at("nodeClasses"))
+        issues += validate_cluster_environment(cfg.cluster, region, accounts, at("cluster"))
     if ok("karpenter"):
         issues += validate_karpenter(cfg.karpenter, at("karpenter"))
+        issues += validate_karpenter_environment(cfg.karpenter, region, accounts, at("karpenter"))
         if ok("cluster") and not cfg.cluster.existing:
             issues += validate_karpenter_placement(
                 cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=at("karpenter"))
@@ -176,6 +234,8 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
                 if namespace in platform:
                     issues.append(Issue(at("access") + ("teams", t, "namespaces", n), "the platform's own "
                                         f"namespace ({platform[namespace]}): give the team its own", namespace))
+    if ok("node_classes"):
+        issues += validate_node_class_environment(cfg.node_classes, region, accounts, at("nodeClasses"))
     if ok("tags"):
         for key, value in cfg.tags.items():
             if reserved_tag_key(key):
@@ -201,7 +261,12 @@ def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
                 "type": "object",
                 "properties": properties,
                 "required": [REGION_KEY, _key("cluster"), _key("network")],
-                "propertyNames": {"anyOf": [{"enum": known}, {"not": {"pattern": f"^{project}:"}}]},
+                # Keys something reads (see namespace_issues): this project's (also bare), the AWS provider's,
+                # and the engine's `pulumi:` keys.
+                "propertyNames": {"anyOf": [
+                    {"enum": sorted({*known, *SECTIONS, *(f"{AWS_NAMESPACE}:{k}"
+                                                         for k in provider_config_keys("pulumi_aws"))})},
+                    {"pattern": f"^{ENGINE_NAMESPACE}:"}]},
             },
             "secretsprovider": {"type": "string"},
             "encryptedkey": {"type": "string"},

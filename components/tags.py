@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
+from typing import Annotated
+
+from pydantic import AfterValidator, StringConstraints
 
 DISCOVERY_KEY = "karpenter.sh/discovery"
 INTERNAL_ELB_KEY = "kubernetes.io/role/internal-elb"
@@ -14,6 +18,21 @@ CLUSTER_TAG_KEY = "eks-karpenter/cluster"
 RESERVED_PREFIXES = ("karpenter.sh/", "karpenter.k8s.aws/", "kubernetes.io/cluster/", "eks:", "aws:",
                      # queue-mode NTH drains every instance carrying its managed tag, Karpenter's included
                      "aws-node-termination-handler/")
+
+
+def _tag_text(value: str) -> str:
+    # What every AWS service taking these tags accepts (IAM and EC2 agree on this set): letters, digits, spaces
+    # and _ . : / = + - @.
+    bad = sorted({c for c in value if not (c.isalnum() or unicodedata.category(c) == "Zs" or c in "_.:/=+-@")})
+    if bad:
+        raise ValueError(f"tags may only hold letters, digits, spaces and _ . : / = + - @ (not {''.join(bad)!r})")
+    return value
+
+
+TagKey = Annotated[str, StringConstraints(min_length=1, max_length=128), AfterValidator(_tag_text)]
+"""An AWS tag key: 1 to 128 characters."""
+TagValue = Annotated[str, StringConstraints(max_length=256), AfterValidator(_tag_text)]
+"""An AWS tag value: up to 256 characters."""
 
 
 def reserved_tag_key(key: str) -> bool:

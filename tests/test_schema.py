@@ -43,6 +43,18 @@ def test_schema_rejects_typos_and_unknown_keys() -> None:
     assert not validator.is_valid(body)
 
 
+@pytest.mark.parametrize(("key", "valid"), [
+    ("karpenter:nodePools", False), ("aws:regoin", False), ("kubernetes:kubeconfig", False), ("aws:profile", True),
+    ("pulumi:disable-default-providers", True), ("tags", True)])
+def test_schema_knows_which_namespaces_are_read(key: str, valid: bool) -> None:
+    validator = jsonschema.Draft202012Validator(stack_file_schema())
+    body = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
+    body["config"][key] = {"environment": "dev"} if key == "tags" else "x"
+    if key == "tags":
+        body["config"].pop("eks-karpenter:tags")
+    assert validator.is_valid(body) == valid
+
+
 def test_fields_carry_descriptions() -> None:
     schema = stack_file_schema()
     network = schema["$defs"]["NetworkConfig"]["properties"]

@@ -7,7 +7,10 @@ from datetime import date
 from components import versions
 from components._model import Issue, Path
 from components.cluster import plan as P
+
+from components.arns import arn_issues
 from components.cluster.config import ClusterConfig
+from components.nodepool.instances import family_arch
 
 _CREATE_ONLY = ("version", "upgrade_policy", "authentication_mode", "endpoint_private_access",
                 "endpoint_public_access", "public_access_cidrs", "log_types", "log_retention_in_days",
@@ -149,3 +152,38 @@ def version_warnings(cfg: ClusterConfig, today: date) -> list[str]:
             if cfg.upgrade_policy.support_type == "STANDARD" else "extended support is billed (upgradePolicy EXTENDED)")
     return [f"{where}: EKS standard support ends on {support.end_of_standard} ({left} days); after that {then}: "
             "upgrade first, node groups and add-ons included"]
+
+def _ami_type_arch(ami_type: str) -> str:
+    return "arm64" if "ARM_64" in ami_type else "amd64"
+
+
+def _arch_issues(types: list[str], at: Path, want: str | None, why: str) -> list[Issue]:
+    """Instance types of one managed node group: one architecture (EKS refuses a mix), `want` if given."""
+    arches = {t: family_arch(t.partition(".")[0]) for t in types}
+    if want is None:
+        first = next((a for a in arches.values() if a), None)
+        if first is None:
+            return []
+        return [Issue(at + (i,), f"{t} is {a}, but {types[0]} is {first}: EKS needs one architecture per node "
+                      "group", t) for i, (t, a) in enumerate(arches.items()) if a and a != first]
+    return [Issue(at + (i,), f"{t} is {a}, {why}", t) for i, (t, a) in enumerate(arches.items()) if a and a != want]
+
+
+def validate_cluster_environment(cfg: ClusterConfig, region: str | None, accounts: tuple[str, ...],
+                                 at: Path) -> list[Issue]:
+    """Rules that relate the cluster to the account and region it is deployed to, and to instance facts."""
+    issues: list[Issue] = []
+    if cfg.existing:
+        return issues
+    if cfg.kms_key_arn and region:
+        issues += arn_issues(cfg.kms_key_arn, at + ("kmsKeyArn",), service="kms", region=region, accounts=accounts,
+                             what="KMS key")
+    group = cfg.system_node_group
+    want = _ami_type_arch(group.ami_type)
+    issues += _arch_issues(list(group.instance_types), at + ("systemNodeGroup", "instanceTypes"), want,
+                           f"but amiType {group.ami_type} is {want}: no node of this group could boot")
+    for i, spot in enumerate(cfg.spot_node_groups):
+        spot_arch = _ami_type_arch(spot.ami_type)
+        issues += _arch_issues(list(spot.instance_types), at + ("spotNodeGroups", i, "instanceTypes"), spot_arch,
+                               f"but amiType {spot.ami_type} is {spot_arch}: no node of this group could boot")
+    return issues

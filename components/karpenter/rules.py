@@ -12,7 +12,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 from components._model import Issue, Path
+from components.arns import arn_issues
 from components.karpenter.config import KarpenterConfig, duration_seconds, quantity_value
+from components.nodepool.rules import bytes_issue, unitless_bytes
 
 MIN_MINOR = 14
 """Oldest Karpenter 1.x minor this library supports."""
@@ -119,4 +121,19 @@ def _settings(cfg: KarpenterConfig, at: Path) -> list[Issue]:
         if duration_seconds(value) < _MIN_REFRESH:
             issues.append(Issue(at + (key,), "must be at least 1m (the controller refuses to start otherwise)",
                                 value))
+    return issues
+
+
+def validate_karpenter_environment(cfg: KarpenterConfig, region: str | None, accounts: tuple[str, ...],
+                                   at: Path) -> list[Issue]:
+    """Rules relating the install to the stack's region and accounts, and units of the controller's memory."""
+    issues: list[Issue] = []
+    if region:
+        for i, arn in enumerate(cfg.node_role.additional_policy_arns):
+            issues += arn_issues(arn, at + ("nodeRole", "additionalPolicyArns", i), service="iam", region=region,
+                                 accounts=accounts, regional=False, what="policy")
+    for kind in ("requests", "limits"):
+        memory = getattr(cfg.resources, kind).memory
+        if memory is not None and unitless_bytes("memory", memory):
+            issues.append(bytes_issue(at + ("resources", kind, "memory"), "memory", memory))
     return issues

@@ -9,6 +9,9 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from components._model import Model, RetentionDays
 
+from components._model import Model
+from components.tags import TagKey, TagValue
+
 AvailabilityZone = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")]
 SubnetId = Annotated[str, StringConstraints(pattern=r"^subnet-[0-9a-f]{8,17}$")]
 VpcId = Annotated[str, StringConstraints(pattern=r"^vpc-[0-9a-f]{8,17}$")]
@@ -73,6 +76,8 @@ class NetworkConfig(Model):
     """VPC flow logs (create mode only): off by default, on in prod."""
 
     tags: dict[str, str] = Field(default_factory=dict)
+
+    tags: dict[TagKey, TagValue] = Field(default_factory=dict)
     """Extra tags on network resources (merged over the stack-wide tags)."""
 
     @property

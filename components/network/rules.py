@@ -10,7 +10,8 @@ _CREATE_ONLY = ("availability_zones", "vpc_cidr", "nat_gateways", "flow_logs")
 _ADOPT_ONLY = ("private_subnet_ids", "public_subnet_ids")
 
 
-def validate_network(cfg: NetworkConfig, region: str, at: Path) -> list[Issue]:
+def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[Issue]:
+    """Rules on `eks-karpenter:network`; zone-vs-region rules only with a valid `region`."""
     issues: list[Issue] = []
     dump = cfg.model_dump(by_alias=True)
     alias = {name: field.alias or name for name, field in NetworkConfig.model_fields.items()}
@@ -53,9 +54,9 @@ def validate_network(cfg: NetworkConfig, region: str, at: Path) -> list[Issue]:
         (at + ("privateSubnetIds",), list(cfg.private_subnet_ids or {})),
         (at + ("publicSubnetIds",), list(cfg.public_subnet_ids or {})),
     ]
-    for path, zones in zone_fields:
+    for path, zones in zone_fields if region else ():
         for i, zone in enumerate(zones):
-            if not zone.startswith(region) or len(zone) != len(region) + 1:
+            if not zone.startswith(region or "") or len(zone) != len(region or "") + 1:
                 where = path + (i,) if path[-1] == "availabilityZones" else path + (zone,)
                 issues.append(Issue(where, f"zone is not in the stack's region {region} (aws:region)", zone))
 
@@ -64,3 +65,12 @@ def validate_network(cfg: NetworkConfig, region: str, at: Path) -> list[Issue]:
             issues.append(Issue(at + ("tags", key), "reserved tag key: discovery and ownership tags are set by "
                                 "this library", cfg.tags[key]))
     return issues
+
+
+def validate_network_for_cluster(cfg: NetworkConfig, existing_cluster: bool, at: Path) -> list[Issue]:
+    """An adopted cluster already runs in its own VPC: Karpenter's nodes must join that VPC, not a new one."""
+    if existing_cluster and not cfg.adopting:
+        return [Issue(at + ("vpcId",), "the cluster is adopted (eks-karpenter:cluster.existing), so it already runs "
+                      "in a VPC: set vpcId and privateSubnetIds to that VPC's; a new VPC would hold nodes the "
+                      "cluster's control plane cannot reach", None, has_value=False)]
+    return []

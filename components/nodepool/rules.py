@@ -15,17 +15,24 @@ from collections.abc import Sequence
 import yaml
 
 from components._model import Issue, Path
+from components.arns import arn_issues
 from components.nodepool.admission import admission_issues, admission_warnings
 from components.nodepool.config import (
     ALIAS_FAMILIES,
     ARCH,
     CAPACITY_TYPE,
+    CATEGORY,
+    FAMILY,
+    INSTANCE_TYPE,
     OS,
     ZONE,
+    AmiSelectorTerm,
     NodeClassConfig,
     NodePoolConfig,
 )
+from components.nodepool.instances import INSTANCE_CATEGORIES, family_arch
 from components.nodepool.manifests import SHORTCUT_KEYS, Req, allowed_values, expand_sizes, pool_requirements
+from components.stackfile import suggest
 
 _NUMERIC = ("Gt", "Lt", "Gte", "Lte")
 _KNOWN_VALUES: dict[str, tuple[str, ...]] = {
@@ -179,6 +186,13 @@ def _kubelet_issues(cls: NodeClassConfig, at: Path) -> list[Issue]:
         return []
     kp = at + ("kubelet",)
     issues: list[Issue] = []
+    for field, reserved in (("systemReserved", k.system_reserved), ("kubeReserved", k.kube_reserved)):
+        issues += [bytes_issue(kp + (field, name), name, value) for name, value in (reserved or {}).items()
+                   if unitless_bytes(name, value)]
+    for field, thresholds in (("evictionHard", k.eviction_hard), ("evictionSoft", k.eviction_soft)):
+        issues += [bytes_issue(kp + (field, signal), signal.split(".")[0], value)
+                   for signal, value in (thresholds or {}).items()
+                   if signal.endswith(".available") and signal != "pid.available" and unitless_bytes("memory", value)]
     high, low = k.image_gc_high_threshold_percent, k.image_gc_low_threshold_percent
     if high is not None and low is not None and high <= low:
         issues.append(Issue(kp + ("imageGCHighThresholdPercent",), "imageGCHighThresholdPercent must be greater "
@@ -323,6 +337,120 @@ def _pool_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
     issues += _taint_issues(pool, at)
     issues += _instance_issues(pool, at)
     issues += _label_issues(pool, at)
+    issues += _limits_issues(pool, at)
+    issues += _category_issues(pool, at)
+    issues += _arch_issues(pool, at)
+    return issues
+
+
+# Resource names a NodePool limit can cap: Kubernetes' standard node resources, plus `nodes`; any extended resource
+# must be domain-qualified (`nvidia.com/gpu`), so an unqualified unknown name (`cpus`) is a typo Karpenter would
+# silently ignore, leaving the pool without the cap the stack file shows.
+LIMIT_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods", "nodes")
+COMMON_EXTENDED_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore",
+                             "aws.amazon.com/neurondevice", "habana.ai/gaudi", "vpc.amazonaws.com/efa",
+                             "vpc.amazonaws.com/pod-eni")
+_BYTES_RESOURCES = ("memory", "ephemeral-storage")
+
+
+def unitless_bytes(resource: str, value: str) -> bool:
+    """A byte-sized resource written as a bare number other than 0: `memory: 1000` is 1000 bytes, never meant."""
+    bytes_sized = resource in _BYTES_RESOURCES or resource.startswith("hugepages-")
+    return bytes_sized and re.fullmatch(r"\d+(\.\d+)?", value) is not None and float(value) != 0
+
+
+def bytes_issue(at: Path, resource: str, value: str) -> Issue:
+    return Issue(at, f"{resource} without a unit is a number of bytes; write a quantity with a unit, like "
+                 f"{value}Gi or {value}Mi", value)
+
+
+def _limits_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
+    issues: list[Issue] = []
+    for name, value in pool.limits.items():
+        path = at + ("limits", name)
+        if "/" not in name and name not in LIMIT_RESOURCES and not name.startswith("hugepages-"):
+            hint = suggest(name, LIMIT_RESOURCES + COMMON_EXTENDED_RESOURCES)
+            issues.append(Issue(path, f"not a resource a limit can cap{hint} (limits take {', '.join(LIMIT_RESOURCES)}"
+                                ", hugepages-<size>, or a domain-qualified extended resource like nvidia.com/gpu); "
+                                "Karpenter would ignore it", value))
+        elif unitless_bytes(name, value):
+            issues.append(bytes_issue(path, name, value))
+    return issues
+
+
+def _category_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
+    issues: list[Issue] = []
+    found: list[tuple[Path, str]] = []
+    if pool.is_set("instance_categories"):
+        found += [(at + ("instanceCategories", k), c) for k, c in enumerate(pool.instance_categories or ())]
+    for j, r in enumerate(pool.requirements):
+        if r.key == CATEGORY and r.operator == "In":
+            found += [(at + ("requirements", j, "values", k), c) for k, c in enumerate(r.values or ())]
+    for path, category in found:
+        if category not in INSTANCE_CATEGORIES:
+            issues.append(Issue(path, f"no EC2 instance category has this name{suggest(category, INSTANCE_CATEGORIES)}"
+                                f" (categories: {', '.join(sorted(INSTANCE_CATEGORIES))})", category))
+    return issues
+
+
+def _arch_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
+    """Instance families or types of an architecture the pool does not allow can never launch."""
+    reqs = pool_requirements(pool)
+    arches = allowed_values(reqs, ARCH, _KNOWN_VALUES[ARCH])
+    arch_req = _first(reqs, ARCH)
+    where = "its requirements" if arch_req is not None and isinstance(arch_req.source, int) else "arch"
+    named: list[tuple[Path, str, str]] = []
+    named += [(at + ("instanceFamilies", k), f, f) for k, f in enumerate(pool.instance_families or ())]
+    named += [(at + ("instanceTypes", k), t, t.partition(".")[0]) for k, t in enumerate(pool.instance_types or ())]
+    for j, r in enumerate(pool.requirements):
+        if r.operator == "In" and r.key in (FAMILY, INSTANCE_TYPE):
+            named += [(at + ("requirements", j, "values", k), v, v.partition(".")[0])
+                      for k, v in enumerate(r.values or ())]
+    issues: list[Issue] = []
+    for path, value, family in named:
+        arch = family_arch(family)
+        if arch is not None and arch not in arches:
+            allowed = ", ".join(arches) or "no architecture"
+            issues.append(Issue(path, f"{family} is {arch} only, but the pool allows {allowed} ({where}): no instance "
+                                "of it can launch", value))
+    return issues
+
+
+def _ami_arch(term: AmiSelectorTerm) -> set[str] | None:
+    """The architectures an AMI selector term can match, when its name or SSM path says so."""
+    text = " ".join(filter(None, (term.ssm_parameter, term.name))).lower()
+    found = {arch for arch, words in (("arm64", ("arm64", "aarch64")), ("amd64", ("x86_64", "x86-64", "amd64")))
+             if any(w in text for w in words)}
+    return found or None
+
+
+def class_architectures(cls: NodeClassConfig) -> set[str] | None:
+    """Architectures a node class's AMIs can boot, when every selector term names one (None: unknown, or both)."""
+    if cls.alias is not None:
+        return None  # EKS-optimized aliases resolve to an AMI per architecture
+    arches: set[str] = set()
+    for term in cls.ami_selector_terms:
+        found = _ami_arch(term)
+        if found is None:
+            return None
+        arches |= found
+    return arches
+
+
+def validate_node_class_environment(classes: Sequence[NodeClassConfig], region: str | None,
+                                    accounts: tuple[str, ...], at_classes: Path) -> list[Issue]:
+    """Rules relating node classes to the stack's region and accounts: KMS keys of their volumes."""
+    issues: list[Issue] = []
+    for i, cls in enumerate(classes):
+        for j, m in enumerate(cls.block_device_mappings or []):
+            key = m.ebs.kms_key_id if m.ebs else None
+            if key is None or region is None:
+                continue
+            path = at_classes + (i, "blockDeviceMappings", j, "ebs", "kmsKeyID")
+            if key.startswith("arn:"):
+                issues += arn_issues(key, path, service="kms", region=region, accounts=accounts, what="KMS key")
+            elif not re.fullmatch(r"(mrk-)?[0-9a-f-]{32,36}|alias/[\w/_-]+", key):
+                issues.append(Issue(path, "a KMS key ARN, key id or alias/<name>", key))
     return issues
 
 
@@ -456,6 +584,15 @@ def _pool_context_issues(pool: NodePoolConfig, classes: dict[str, NodeClassConfi
         if want == "windows" and "arm64" in allowed_values(reqs, ARCH, _KNOWN_VALUES[ARCH]):
             issues.append(Issue(_req_path(at, arch_req, "values") if arch_req else at + ("arch",), "Windows AMIs "
                                 "are amd64 only", list(arch_req.values) if arch_req else None))
+    ami_arches = class_architectures(cls)
+    if ami_arches is not None:
+        arches = allowed_values(reqs, ARCH, _KNOWN_VALUES[ARCH])
+        arch_req = _first(reqs, ARCH)
+        missing = [a for a in arches if a not in ami_arches]
+        if missing:
+            issues.append(Issue(_req_path(at, arch_req, "values") if arch_req else at + ("arch",), f"node class "
+                                f"{cls.name!r} selects only {'/'.join(sorted(ami_arches))} AMIs (amiSelectorTerms), so "
+                                f"{', '.join(missing)} nodes could not boot", arches))
     return issues
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import re
@@ -16,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 from pulumi.runtime import resource as _sdk_resource
 from pulumi.runtime import settings as _settings
 from pulumi.runtime import stack as _stack
 from pulumi.runtime.sync_await import _sync_await
 
+from components.stackfile import StackFile, parse_yaml
+from components.stackfile import read_stack_file as _read_stack_file
 from infra.engine.document import PlanDocument
 from infra.engine.mocks import CapturingMonitor, PlanMocks
 
@@ -46,13 +46,18 @@ class ProgramProject:
         project_file = root / "Pulumi.yaml"
         if not project_file.is_file():
             raise PlanError(f"{project_file}: no Pulumi.yaml here: --program must name a Pulumi project folder")
-        body = yaml.safe_load(project_file.read_text()) or {}
+        try:
+            body, _, problems = parse_yaml(project_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PlanError(f"{project_file}: cannot read it ({exc})") from None
+        if problems or not isinstance(body, dict) or not isinstance(body.get("name"), str):
+            raise PlanError(f"{project_file}: not a Pulumi project file (a mapping with a `name:`)")
         main = root / str(body.get("main") or ".")
         if main.is_dir():
             main = main / "__main__.py"
         return ProgramProject(
             root=root,
-            name=str(body["name"]),
+            name=body["name"],
             main=main,
             stack_config_dir=root / str(body.get("stackConfigDir") or "."),
         )
@@ -61,26 +66,28 @@ class ProgramProject:
         return self.stack_config_dir / f"Pulumi.{stack}.yaml"
 
 
-def read_stack_config(path: Path, project: str) -> dict[str, str]:
-    """Stack-file config as Pulumi hands it to a program: namespaced keys, objects as JSON text."""
+def read_stack_file(project: ProgramProject, stack: str) -> StackFile:
+    """A stack's file, read as the Pulumi CLI reads it (components/stackfile.py)."""
+    path = project.stack_file(stack)
     if not path.is_file():
         raise PlanError(f"{path}: no such stack file")
     try:
-        body = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise PlanError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(body, dict) or not isinstance(body.get("config", {}), dict):
-        raise PlanError(f"{path}: expected a mapping with a 'config:' mapping")
-    flat: dict[str, str] = {}
-    for key, value in (body.get("config") or {}).items():
-        full = key if ":" in key else f"{project}:{key}"
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            flat[full] = "[secret]"  # ciphertext needs the stack's secrets provider: not offline
-        elif isinstance(value, str):
-            flat[full] = value
-        else:
-            flat[full] = json.dumps(value)
-    return flat
+        source = str(path.relative_to(project.root))
+    except ValueError:
+        source = str(path)
+    return _read_stack_file(path, source, project.name)
+
+
+def read_stack_config(path: Path, project: str) -> dict[str, str]:
+    """Stack-file config as Pulumi hands it to a program: namespaced keys, objects as JSON text.
+
+    Raises `ConfigError` for what the Pulumi CLI itself refuses (invalid YAML, duplicate keys, ...)."""
+    if not path.is_file():
+        raise PlanError(f"{path}: no such stack file")
+    file = _read_stack_file(path, path.name, project)
+    if file.issues:
+        raise file.error()
+    return file.flat()
 
 
 @contextmanager
@@ -138,7 +145,11 @@ def run_plan(
 ) -> PlanResult:
     """Like `plan_program`, but returns the error with whatever was registered before it."""
     project = ProgramProject.load(root.resolve())
-    config = read_stack_config(project.stack_file(stack), project.name)
+    file = read_stack_file(project, stack)
+    if file.issues:  # the Pulumi CLI refuses such a file before the program starts: nothing is registered
+        return PlanResult(PlanDocument(project=project.name, stack=stack, resources=[], outputs={}, invokes=[],
+                                       warnings=[]), file.error())
+    config = file.flat()
     config.update(config_overrides or {})
 
     def program() -> None:
@@ -227,8 +238,11 @@ STACK_REFERENCE = re.compile(r"^[A-Za-z0-9_.-]+/(?P<project>[A-Za-z0-9_.-]+)/(?P
 def referenced_stacks(root: Path, stack: str, project_name: str) -> list[tuple[str, str]]:
     """Config values of a stack file that name a stack of `project_name` (`<org>/<project>/<stack>`)."""
     project = ProgramProject.load(root.resolve())
+    file = read_stack_file(project, stack)
+    if file.issues:
+        raise file.error()
     found = []
-    for value in read_stack_config(project.stack_file(stack), project.name).values():
+    for value in file.flat().values():
         match = STACK_REFERENCE.match(value)
         if match and match["project"] == project_name:
             found.append((value, match["stack"]))
