@@ -6,9 +6,8 @@ from datetime import date
 
 from components import versions
 from components._model import Issue, Path
-from components.cluster import plan as P
-
 from components.arns import arn_issues
+from components.cluster import plan as P
 from components.cluster.config import ClusterConfig
 from components.nodepool.instances import family_arch
 

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from components.catalogue import Admission, admitted, ami_family_of, load_catalogue, requirements_of
 from components.catalogue.model import ARCH, FAMILY, InstanceType
 from components.cost import prices as P
-from components.karpenter.config import quantity_value
 from components.nodepool.admission import pool_warnings
+from components.quantities import quantity_value
 
 if TYPE_CHECKING:
     from components.stack import StackConfig

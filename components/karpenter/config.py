@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 
 from components import versions
 from components._model import Model
+from components.quantities import quantity_value
 
 # --- Go durations (time.ParseDuration), as the controller parses BATCH_MAX_DURATION and friends ----------------
 
@@ -39,27 +40,6 @@ def _duration(value: str) -> str:
 
 
 Duration = Annotated[str, AfterValidator(_duration)]
-
-# --- Kubernetes resource quantities ------------------------------------------------------------------------------
-
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?$")
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-
-
-def quantity_value(value: str) -> Decimal:
-    """The amount in a Kubernetes quantity (`500m` -> 0.5, `1Gi` -> 1073741824). Raises ValueError."""
-    match = _QUANTITY.fullmatch(value)
-    if not match:
-        raise ValueError(f"not a Kubernetes quantity such as 500m, 1, 512Mi or 1Gi: {value!r}")
-    number, suffix, exponent = match.groups()
-    amount = Decimal(number)  # the pattern only admits plain decimal numbers
-    if exponent is not None:
-        return amount.scaleb(int(exponent))
-    if suffix in _BINARY:
-        return amount * Decimal(1024) ** _BINARY[suffix]
-    return amount.scaleb(_DECIMAL[suffix or ""])
-
 
 def _number_as_text(value: Any) -> Any:
     # YAML `cpu: 1` arrives as a number; Kubernetes quantities are strings.

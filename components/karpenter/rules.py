@@ -13,8 +13,8 @@ from decimal import Decimal
 
 from components._model import Issue, Path
 from components.arns import arn_issues
-from components.karpenter.config import KarpenterConfig, duration_seconds, quantity_value
-from components.nodepool.rules import bytes_issue, unitless_bytes
+from components.karpenter.config import KarpenterConfig, duration_seconds
+from components.quantities import bytes_issue, quantity_value, unitless_bytes
 
 MIN_MINOR = 14
 """Oldest Karpenter 1.x minor this library supports."""

@@ -8,8 +8,6 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from components._model import Model, RetentionDays
-
-from components._model import Model
 from components.tags import TagKey, TagValue
 
 AvailabilityZone = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")]
@@ -74,8 +72,6 @@ class NetworkConfig(Model):
 
     flow_logs: FlowLogsConfig = Field(default_factory=FlowLogsConfig)
     """VPC flow logs (create mode only): off by default, on in prod."""
-
-    tags: dict[str, str] = Field(default_factory=dict)
 
     tags: dict[TagKey, TagValue] = Field(default_factory=dict)
     """Extra tags on network resources (merged over the stack-wide tags)."""

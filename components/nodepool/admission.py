@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from components._model import Issue, Path
 from components.catalogue import Admission, Requirement, admitted
 from components.catalogue.model import MEMORY
-from components.karpenter.config import quantity_value
 from components.nodepool.config import CAPACITY_TYPE, NodeClassConfig, NodePoolConfig
 from components.nodepool.manifests import Req, allowed_values, pool_requirements
+from components.quantities import quantity_value
 
 MIN_SPOT_TYPES = 15
 """Fewer admitted types than this leaves spot too little to choose from (AWS advises diversifying widely)."""

@@ -32,6 +32,7 @@ from components.nodepool.config import (
 )
 from components.nodepool.instances import INSTANCE_CATEGORIES, family_arch
 from components.nodepool.manifests import SHORTCUT_KEYS, Req, allowed_values, expand_sizes, pool_requirements
+from components.quantities import bytes_issue, unitless_bytes
 from components.stackfile import suggest
 
 _NUMERIC = ("Gt", "Lt", "Gte", "Lte")
@@ -350,20 +351,6 @@ LIMIT_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods", "nodes")
 COMMON_EXTENDED_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore",
                              "aws.amazon.com/neurondevice", "habana.ai/gaudi", "vpc.amazonaws.com/efa",
                              "vpc.amazonaws.com/pod-eni")
-_BYTES_RESOURCES = ("memory", "ephemeral-storage")
-
-
-def unitless_bytes(resource: str, value: str) -> bool:
-    """A byte-sized resource written as a bare number other than 0: `memory: 1000` is 1000 bytes, never meant."""
-    bytes_sized = resource in _BYTES_RESOURCES or resource.startswith("hugepages-")
-    return bytes_sized and re.fullmatch(r"\d+(\.\d+)?", value) is not None and float(value) != 0
-
-
-def bytes_issue(at: Path, resource: str, value: str) -> Issue:
-    return Issue(at, f"{resource} without a unit is a number of bytes; write a quantity with a unit, like "
-                 f"{value}Gi or {value}Mi", value)
-
-
 def _limits_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
     issues: list[Issue] = []
     for name, value in pool.limits.items():
