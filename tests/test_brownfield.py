@@ -131,7 +131,12 @@ def test_bad_node_security_groups_name_the_key(tmp_path: Path, stack: str, clust
     result = plan_config(config, tmp_path, stack=stack)
     assert isinstance(result.error, ConfigError)
     [issue] = result.error.issues
+    # The line of the key, or of the list item it indexes, in the stack file as written.
+    written = (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").read_text().splitlines()
+    line = written.index("    nodeSecurityGroupIds:") + 1
+    if path.endswith("]"):
+        line += int(path[path.index("[") + 1:-1]) + 1
     assert str(result.error).splitlines()[1].startswith(
-        f"stacks/Pulumi.{stack}.yaml: eks-karpenter:cluster.{path}: ")
+        f"stacks/Pulumi.{stack}.yaml:{line}: eks-karpenter:cluster.{path}: ")
     assert fragment in issue.message
     assert result.document.resources == []

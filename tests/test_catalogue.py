@@ -23,6 +23,14 @@ def test_catalogue_regenerates_byte_identically_from_upstream_data() -> None:
     assert G.generate(KARPENTER_DATA) == DATA.read_text()
 
 
+def test_the_generator_needs_the_upstream_folder_named(capsys: pytest.CaptureFixture[str]) -> None:
+    # No default folder outside the package: without one, nothing is written.
+    before = DATA.read_bytes()
+    assert G.main([]) == 2
+    assert "usage:" in capsys.readouterr().err
+    assert DATA.read_bytes() == before
+
+
 @requires_upstream
 def test_catalogue_holds_every_type_and_price_of_upstream() -> None:
     page = (KARPENTER_DATA / "instance-types.md").read_text()

@@ -8,6 +8,7 @@ import io
 import json
 import sys
 from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +104,10 @@ def test_prod_fixed_costs_match_an_independent_computation() -> None:
     prices = json.loads((UPSTREAM / "karpenter" / "ondemand-prices.json").read_text())["us-east-1"]
     doc = cost_json("--stack", "prod")
     monthly = {f["item"].split(" (")[0].split(":")[0]: f["monthly"] for f in doc["fixed"]}
-    assert monthly["EKS control plane"] == 73.0  # 1.34 is in standard support until 2026-12-02
+    assert monthly["EKS control plane"] == 73.0  # 1.35 is in standard support until 2027-03-27
     assert monthly["NAT gateway"] == pytest.approx(3 * 0.045 * 730)
     assert monthly["public IPv4 address"] == pytest.approx(3 * 0.005 * 730)
-    system = [f for f in doc["fixed"] if f["item"].startswith("node group prod-karpenter-system: m7i.xlarge")]
+    system = [f for f in doc["fixed"] if f["item"].startswith("node group system: m7i.xlarge")]
     assert system[0]["monthly"] == pytest.approx(3 * prices["m7i.xlarge"] * 730, abs=0.01)
     assert monthly["KMS key"] == 1.0
     assert doc["fixedMonthly"] == pytest.approx(sum(f["monthly"] for f in doc["fixed"]), abs=0.01)
@@ -118,6 +119,44 @@ def test_config_and_plan_give_the_same_estimate() -> None:
         from_config = estimate(inputs_from_config(config_of(stack)), AS_OF)
         from_plan = estimate(inputs_from_plan(plan_stack(stack).resources, config_of(stack).region), AS_OF)
         assert from_plan == from_config, stack
+
+
+def test_dev_prices_its_spot_group_and_the_launch_template_volumes() -> None:
+    # By hand (us-east-1 prices): control plane 0.10 x 730 = 73.00; one NAT gateway 0.045 x 730 = 32.85 and its
+    # address 0.005 x 730 = 3.65; system 2 x m7i.large 0.1008 x 730 = 147.17 and 2 x 50 GiB gp3 x 0.08 = 8.00;
+    # workshop-spot 1 node at its dearest type's on-demand price (m5n.large 0.119 x 730 = 86.87) and its 20 GiB
+    # gp3 volume 1.60.
+    for inputs in (inputs_from_config(config_of("dev")), inputs_from_plan(plan_stack("dev").resources, "eu-west-1")):
+        doc = estimate(inputs, AS_OF)
+        monthly = {f["item"]: f["monthly"] for f in doc["fixed"]}
+        assert monthly["node group workshop-spot: m5.large (spot, at the on-demand price: a ceiling)"] == 86.87
+        assert monthly["node group workshop-spot: gp3 root volumes (20 GiB each)"] == 1.6
+        assert monthly["node group system: gp3 root volumes (50 GiB each)"] == 8.0
+        assert doc["fixedMonthly"] == 353.14
+
+
+def test_bottlerocket_groups_price_the_os_volume_too(tmp_path: Path) -> None:
+    from tests.conftest import plan_config, stack_config
+
+    config = stack_config("dev")
+    config["eks-karpenter:cluster"]["systemNodeGroup"] = {
+        **config["eks-karpenter:cluster"].get("systemNodeGroup", {}), "amiType": "BOTTLEROCKET_x86_64",
+        "diskSize": 60}
+    result = plan_config(config, tmp_path, stack="dev")
+    assert result.error is None, result.error
+    from_plan = estimate(inputs_from_plan(result.document.resources, "eu-west-1"), AS_OF)
+    flat = {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+    from_config = estimate(inputs_from_config(load_stack_config(flat, "stacks/Pulumi.dev.yaml")), AS_OF)
+    assert from_plan == from_config
+    assert "node group system: gp3 root volumes (64 GiB each)" in {f["item"] for f in from_plan["fixed"]}
+
+
+def test_flow_logs_are_priced_per_unit_where_they_go() -> None:
+    items = {u["item"] for u in cost_json("--stack", "prod")["perUnit"]}
+    assert {"VPC flow log ingestion (CloudWatch Logs)", "VPC flow log storage (CloudWatch Logs)"} <= items
+    s3 = replace(inputs_from_config(config_of("prod")), flow_logs="s3")
+    assert [u["price"] for u in estimate(s3, AS_OF)["perUnit"] if "flow log" in u["item"]] == [P.FLOW_LOGS_S3_GB.usd]
+    assert not [u for u in cost_json("--stack", "dev")["perUnit"] if "flow log" in u["item"]]
 
 
 def test_a_region_without_a_price_table_says_so() -> None:

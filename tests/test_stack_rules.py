@@ -78,8 +78,8 @@ REFUSED: list[tuple[str, str, Mutation, str, str]] = [
     ("x86-ami-type-graviton-types", "dev", system_group(instanceTypes=["m7g.large"]),
      f"{CLU}.systemNodeGroup.instanceTypes[0]", "m7g.large is arm64"),
     ("spot-group-mixed-arch", "dev", lambda c: c[CLU]["spotNodeGroups"][0].update(
-        instanceTypes=["m5.large", "m6g.large"]), f"{CLU}.spotNodeGroups[0].instanceTypes[1]",
-     "one architecture per node group"),
+        instanceTypes=["m6g.large", "m7g.large", "m5.large"], amiType="AL2023_ARM_64_STANDARD"),
+     f"{CLU}.spotNodeGroups[0].instanceTypes[2]", "one architecture per node group"),
     ("arm64-pool-x86-families", "prod", lambda c: c[POOLS][2].update(instanceFamilies=["c7g", "c5", "m5"]),
      f"{POOLS}[2].instanceFamilies[1]", "c5 is amd64 only, but the pool allows arm64 (arch)"),
     ("amd64-pool-graviton-types", "dev", pool(instanceTypes=["m7g.large"], instanceCategories=None,

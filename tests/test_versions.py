@@ -140,7 +140,9 @@ def test_opting_in_to_extended_support_reaches_the_cluster(tmp_path: Path) -> No
 def test_an_out_of_support_version_registers_nothing(tmp_path: Path) -> None:
     result = plan_config(dev(version="1.29"), tmp_path)
     assert isinstance(result.error, ConfigError)
-    assert f"stacks/Pulumi.bad.yaml: {CLU}.version: Kubernetes 1.29 reached the end" in str(result.error)
+    written = (tmp_path / "stacks" / "Pulumi.bad.yaml").read_text().splitlines()
+    line = written.index("    version: '1.29'") + 1
+    assert f"stacks/Pulumi.bad.yaml:{line}: {CLU}.version: Kubernetes 1.29 reached the end" in str(result.error)
     assert not result.document.resources
 
 

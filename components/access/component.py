@@ -10,7 +10,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components._model import ConfigError, Issue, Path
-from components._wiring import child_options
+from components._wiring import caller_identity, child_options
 from components.access.config import AccessConfig
 from components.access.plan import (
     access_entries,
@@ -63,7 +63,7 @@ class Access(pulumi.ComponentResource):
         planned = access_entries(cfg)
         cluster_name: pulumi.Input[str] = cluster
         if args["clusterCreatedHere"] and planned:
-            caller = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).arn
+            caller = caller_identity(self).arn
             # The names feed every entry, so a conflict stops the plan before any entry is registered.
             cluster_name = caller.apply(lambda arn: _refuse_creator(arn, cfg, args["configPath"], args["source"],
                                                                     cluster))

@@ -4,7 +4,10 @@ Inputs, from a Karpenter release (see SOURCE below): the instance-type reference
 labels Karpenter gives every type and its allocatable resources after Karpenter's overhead model, AL2023, no
 blockDeviceMappings) and the static on-demand price table (`ondemand-prices.json`, Linux, USD per hour).
 
-    python -m components.catalogue.generate [UPSTREAM_DIR]     # default ../shared/upstream/karpenter
+    .venv/bin/python scripts/fetch_upstream.py                 # verified upstream files in .upstream/
+    python -m components.catalogue.generate .upstream/karpenter
+
+The folder is a required argument: the package never reaches outside itself for its inputs.
 
 The output (`instance-types.json` beside this file) is columnar and sorted, so it regenerates byte-identically
 from the same inputs; a test checks that.
@@ -24,7 +27,6 @@ PRICE_DATE = "2026-07-06"
 SOURCE = (f"Karpenter v{KARPENTER_VERSION}: website/content/en/docs/reference/instance-types.md and "
           f"pkg/providers/pricing/zz_generated.pricing_aws.go ({PRICE_REGION}, generated {PRICE_DATE})")
 OUTPUT = Path(__file__).with_name("instance-types.json")
-DEFAULT_UPSTREAM = Path(__file__).resolve().parents[2].parent / "shared" / "upstream" / "karpenter"
 
 _TYPE = re.compile(r"^### `(?P<name>[^`]+)`\s*$")
 _ROW = re.compile(r"^\s*\|(?P<key>[^|]+)\|(?P<value>[^|]*)\|\s*$")
@@ -122,7 +124,11 @@ def generate(upstream: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    upstream = Path(args[0]) if args else DEFAULT_UPSTREAM
+    if len(args) != 1:
+        print("usage: python -m components.catalogue.generate UPSTREAM_KARPENTER_DIR  (e.g. .upstream/karpenter, "
+              "filled by scripts/fetch_upstream.py)", file=sys.stderr)
+        return 2
+    upstream = Path(args[0])
     OUTPUT.write_text(generate(upstream))
     print(f"wrote {OUTPUT} from {upstream}")
     return 0

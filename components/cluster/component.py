@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 
 from components import tags as T
 from components._model import ConfigError, Issue, Path
+from components._wiring import caller_identity
 from components.access.config import ProviderCredentials
 from components.cluster import plan as P
 from components.cluster.config import ClusterConfig
@@ -113,7 +114,7 @@ class Cluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         key_arn: pulumi.Input[str] | None = cfg.kms_key_arn
         if cfg.secrets_encryption and key_arn is None:
-            account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+            account = caller_identity(self).account_id
             partition = partition_of(args["region"])
             key = aws.kms.Key(f"{name}-secrets", description=f"EKS secrets envelope encryption for {cfg.name}",
                               policy=account.apply(lambda a: json.dumps(

@@ -43,16 +43,21 @@ def _volume(device: str, size_gib: int) -> dict[str, Any]:
         "volume_size": size_gib, "volume_type": "gp3", "encrypted": "true", "delete_on_termination": "true"}}
 
 
+def node_volumes(ami_type: str, disk_size: int) -> list[tuple[str, int]]:
+    """(device, GiB) of each gp3 volume a managed node group's node gets: Bottlerocket keeps its OS on a volume
+    of its own, beside the `diskSize` data volume."""
+    if ami_type.startswith("BOTTLEROCKET"):
+        return [("/dev/xvda", BOTTLEROCKET_OS_VOLUME_GIB), ("/dev/xvdb", disk_size)]
+    return [("/dev/xvda", disk_size)]
+
+
 def launch_template(*, ami_type: str, disk_size: int, hop_limit: int, node_name: str,
                     tags: dict[str, str]) -> dict[str, Any]:
     """Launch template inputs of a managed node group: IMDSv2 only, an encrypted gp3 root (Bottlerocket: OS
     plus data) volume, and the stack's tags on the instances and volumes (a node group's own tags reach neither).
     No AMI id, instance type or user data: EKS keeps choosing the AMI for the group's `amiType` and version.
     Any change here (tags included) is a new template version, which EKS rolls out to the group's nodes."""
-    if ami_type.startswith("BOTTLEROCKET"):
-        volumes = [_volume("/dev/xvda", BOTTLEROCKET_OS_VOLUME_GIB), _volume("/dev/xvdb", disk_size)]
-    else:
-        volumes = [_volume("/dev/xvda", disk_size)]
+    volumes = [_volume(device, size) for device, size in node_volumes(ami_type, disk_size)]
     return {
         "metadata_options": {"http_endpoint": "enabled", "http_tokens": "required",
                              "http_put_response_hop_limit": hop_limit},

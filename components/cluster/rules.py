@@ -156,15 +156,13 @@ def _ami_type_arch(ami_type: str) -> str:
     return "arm64" if "ARM_64" in ami_type else "amd64"
 
 
-def _arch_issues(types: list[str], at: Path, want: str | None, why: str) -> list[Issue]:
-    """Instance types of one managed node group: one architecture (EKS refuses a mix), `want` if given."""
+def _arch_issues(types: list[str], at: Path, ami_type: str) -> list[Issue]:
+    """Instance types of one managed node group: all of its amiType's architecture (EKS also refuses a mix)."""
+    want = _ami_type_arch(ami_type)
     arches = {t: family_arch(t.partition(".")[0]) for t in types}
-    if want is None:
-        first = next((a for a in arches.values() if a), None)
-        if first is None:
-            return []
-        return [Issue(at + (i,), f"{t} is {a}, but {types[0]} is {first}: EKS needs one architecture per node "
-                      "group", t) for i, (t, a) in enumerate(arches.items()) if a and a != first]
+    why = f"but amiType {ami_type} is {want}: no node of this group could boot"
+    if len({a for a in arches.values() if a}) > 1:
+        why += "; EKS needs one architecture per node group"
     return [Issue(at + (i,), f"{t} is {a}, {why}", t) for i, (t, a) in enumerate(arches.items()) if a and a != want]
 
 
@@ -178,11 +176,7 @@ def validate_cluster_environment(cfg: ClusterConfig, region: str | None, account
         issues += arn_issues(cfg.kms_key_arn, at + ("kmsKeyArn",), service="kms", region=region, accounts=accounts,
                              what="KMS key")
     group = cfg.system_node_group
-    want = _ami_type_arch(group.ami_type)
-    issues += _arch_issues(list(group.instance_types), at + ("systemNodeGroup", "instanceTypes"), want,
-                           f"but amiType {group.ami_type} is {want}: no node of this group could boot")
+    issues += _arch_issues(list(group.instance_types), at + ("systemNodeGroup", "instanceTypes"), group.ami_type)
     for i, spot in enumerate(cfg.spot_node_groups):
-        spot_arch = _ami_type_arch(spot.ami_type)
-        issues += _arch_issues(list(spot.instance_types), at + ("spotNodeGroups", i, "instanceTypes"), spot_arch,
-                               f"but amiType {spot.ami_type} is {spot_arch}: no node of this group could boot")
+        issues += _arch_issues(list(spot.instance_types), at + ("spotNodeGroups", i, "instanceTypes"), spot.ami_type)
     return issues

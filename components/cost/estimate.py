@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from components.catalogue import Admission, admitted, ami_family_of, load_catalogue, requirements_of
 from components.catalogue.model import ARCH, FAMILY, InstanceType
+from components.cluster.plan import SYSTEM_GROUP, node_volumes
 from components.cost import prices as P
 from components.nodepool.admission import pool_warnings
 from components.quantities import quantity_value
@@ -68,6 +69,8 @@ class CostInputs:
     nat_gateways: int = 0
     kms_keys: int = 0
     control_plane_logs: bool = False
+    flow_logs: str | None = None
+    """Where the VPC's flow logs go when this stack records them: `cloudWatchLogs` or `s3`."""
     interruption_queue: bool = False
     node_groups: tuple[NodeGroup, ...] = ()
     pools: tuple[PoolSpec, ...] = ()
@@ -101,13 +104,17 @@ def inputs_from_config(cfg: StackConfig) -> CostInputs:
     if cluster.existing:
         return base
     nats = 0 if network.vpc_id else (len(network.zones) if network.nat_gateways == "perAz" else 1)
+    flow = network.flow_logs
     system = cluster.system_node_group
-    groups = [NodeGroup(f"{cluster.name}-system", "ON_DEMAND", tuple(system.instance_types), system.desired_size,
-                        system.disk_size)]
-    groups += [NodeGroup(f"{cluster.name}-{g.name}", "SPOT", tuple(g.instance_types), g.desired_size, 20)
-               for g in cluster.spot_node_groups]  # 20 GiB: EKS's default disk
+    # Named as EKS names them (by prefix), with every gp3 volume their launch template gives a node.
+    groups = [NodeGroup(SYSTEM_GROUP, "ON_DEMAND", tuple(system.instance_types), system.desired_size,
+                        sum(gib for _, gib in node_volumes(system.ami_type, system.disk_size)))]
+    groups += [NodeGroup(g.name, "SPOT", tuple(g.instance_types), g.desired_size,
+                         sum(gib for _, gib in node_volumes(g.ami_type, g.disk_size)))
+               for g in cluster.spot_node_groups]
     return replace(
         base, cluster_version=cluster.version, nat_gateways=nats,
+        flow_logs=flow.destination if flow.enabled and not network.vpc_id else None,
         kms_keys=1 if cluster.secrets_encryption and not cluster.kms_key_arn else 0,
         control_plane_logs=bool(cluster.log_types), node_groups=tuple(sorted(groups, key=lambda g: g.name)))
 
@@ -127,17 +134,30 @@ def inputs_from_plan(resources: Sequence[Any], region: str) -> CostInputs:
             pools.append(PoolSpec(name, r.inputs, classes.get((template.get("nodeClassRef") or {}).get("name"))))
     pools.sort(key=lambda p: p.name)
     clusters = of("eks:index:Cluster")
+    templates = {r.urn: r for r in of("aws:ec2/launchTemplate:LaunchTemplate")}
     groups = []
     for r in of("eks:index:ManagedNodeGroup"):
-        groups.append(NodeGroup(str(r.inputs.get("nodeGroupName") or r.name),
+        # A group with a launch template gets its volumes from the template (the one it references, hence
+        # depends on); without one, EKS gives it a `diskSize` (default 20 GiB) root volume.
+        template = next((templates[u] for u in r.dependencies if u in templates), None)
+        if template is not None:
+            disk = sum(int((m.get("ebs") or {}).get("volumeSize", 0))
+                       for m in template.inputs.get("blockDeviceMappings") or ())
+        else:
+            disk = int(r.inputs.get("diskSize", 20))
+        name = r.inputs.get("nodeGroupName") or str(r.inputs.get("nodeGroupNamePrefix") or "").rstrip("-") or r.name
+        groups.append(NodeGroup(str(name),
                                 str(r.inputs.get("capacityType", "ON_DEMAND")),
                                 tuple(r.inputs.get("instanceTypes") or ()),
                                 int((r.inputs.get("scalingConfig") or {}).get("desiredSize", 0)),
-                                int(r.inputs.get("diskSize", 20))))
+                                disk))
+    flow_logs = of("aws:ec2/flowLog:FlowLog")
     return CostInputs(
         region=region, cluster_version=str(clusters[0].inputs.get("version")) if clusters else None,
         nat_gateways=len(of("aws:ec2/natGateway:NatGateway")), kms_keys=len(of("aws:kms/key:Key")),
         control_plane_logs=any(c.inputs.get("enabledClusterLogTypes") for c in clusters),
+        flow_logs=(("s3" if flow_logs[0].inputs.get("logDestinationType") == "s3" else "cloudWatchLogs")
+                   if flow_logs else None),
         interruption_queue=bool(of("aws:sqs/queue:Queue")), node_groups=tuple(sorted(groups, key=lambda g: g.name)),
         pools=tuple(pools))
 
@@ -278,6 +298,14 @@ def estimate(inputs: CostInputs, on: dt.date, live: LivePrices | None = None, ty
                          "price": P.LOGS_INGESTION_GB.usd})
         per_unit.append({"item": "control-plane log storage (CloudWatch Logs)", "unit": P.LOGS_STORAGE_GB_MONTH.unit,
                          "price": P.LOGS_STORAGE_GB_MONTH.usd})
+    if inputs.flow_logs == "cloudWatchLogs":
+        per_unit.append({"item": "VPC flow log ingestion (CloudWatch Logs)", "unit": P.LOGS_INGESTION_GB.unit,
+                         "price": P.LOGS_INGESTION_GB.usd})
+        per_unit.append({"item": "VPC flow log storage (CloudWatch Logs)", "unit": P.LOGS_STORAGE_GB_MONTH.unit,
+                         "price": P.LOGS_STORAGE_GB_MONTH.usd})
+    elif inputs.flow_logs == "s3":
+        per_unit.append({"item": "VPC flow log delivery to S3", "unit": P.FLOW_LOGS_S3_GB.unit,
+                         "price": P.FLOW_LOGS_S3_GB.usd})
     if inputs.interruption_queue:
         per_unit.append({"item": "interruption queue requests (SQS)", "unit": P.SQS_REQUESTS.unit,
                          "price": P.SQS_REQUESTS.usd})

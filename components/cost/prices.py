@@ -40,6 +40,8 @@ LOGS_INGESTION_GB = Price(0.50, "GB ingested", "https://aws.amazon.com/cloudwatc
                           "standard ingestion; EKS control-plane logs and VPC flow logs to CloudWatch)")
 LOGS_STORAGE_GB_MONTH = Price(0.03, "GB-month stored", "https://aws.amazon.com/cloudwatch/pricing/ (CloudWatch "
                               "Logs archival storage)")
+FLOW_LOGS_S3_GB = Price(0.25, "GB delivered", "https://aws.amazon.com/cloudwatch/pricing/ (vended logs: VPC flow "
+                        "logs delivered to S3, first 10 TB a month)")
 KMS_KEY_MONTH = Price(1.00, "key-month", "https://aws.amazon.com/kms/pricing/ (customer managed key)")
 KMS_REQUESTS = Price(0.03, "10,000 requests", "https://aws.amazon.com/kms/pricing/ (symmetric key requests)")
 EBS_GP3_GB_MONTH = Price(0.08, "GB-month", "https://aws.amazon.com/ebs/pricing/ (gp3 storage; 3,000 IOPS and "

@@ -9,7 +9,7 @@ from typing import Literal, TypedDict
 import pulumi
 import pulumi_aws as aws
 
-from components._wiring import child_options
+from components._wiring import caller_identity, child_options
 from components.iam.policy import (
     NODE_MANAGED_POLICIES,
     PolicyScope,
@@ -135,7 +135,7 @@ class KarpenterIam(pulumi.ComponentResource):
         # The access entry and the Pod Identity association name the cluster as a string: they must still wait
         # for it, so the component's depends_on (the cluster) is passed down.
         child = child_options(self, opts)
-        account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        account = caller_identity(self).account_id
 
         if args["identity"] == "podIdentity":
             trust: pulumi.Input[str] = json.dumps(pod_identity_trust_policy())

@@ -13,7 +13,7 @@ from typing import TypedDict
 import pulumi
 import pulumi_aws as aws
 
-from components._wiring import child_options
+from components._wiring import caller_identity, child_options
 from components.iam.component import iam_name
 from components.iam.policy import aws_managed_policy_arn, fargate_pod_execution_trust_policy, partition_of
 from components.karpenter.component import CONTROLLER_RELEASE
@@ -49,7 +49,7 @@ class KarpenterFargateProfile(pulumi.ComponentResource):
         cluster, region = args["clusterName"], args["region"]
         partition = partition_of(region)
         child = child_options(self, opts)
-        account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        account = caller_identity(self).account_id
         role = aws.iam.Role(
             f"{name}-pod-execution", name=iam_name(cluster, "karpenter-fargate"),
             assume_role_policy=account.apply(

@@ -1,8 +1,9 @@
 """Facts about EC2 instance families that rules need: which architecture a family runs, which categories exist.
 
-Both come from Karpenter's generated instance-type list (../shared/upstream/karpenter/instance-types.md);
-tests/test_instance_facts.py checks them against it. They are kept in these two functions so that a generated
-instance-type catalogue can later answer them instead without touching the rules.
+Both come from Karpenter's generated instance-type list (upstream `karpenter/instance-types.md`, which
+scripts/fetch_upstream.py fetches); tests/test_instance_facts.py checks them against it. They are kept in these
+two functions so that a generated instance-type catalogue can later answer them instead without touching the
+rules.
 """
 
 from __future__ import annotations
