@@ -181,6 +181,14 @@ def _plain(value: Any) -> Any:
         return UNKNOWN_PLACEHOLDER
     if isinstance(value, pulumi.Resource):
         return "[resource]"
-    if isinstance(value, (str, int, float, bool)) or value is None:
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, (str, int, bool)) or value is None:
         return value
     return str(value)
+
+
+def _number(value: float) -> int | float:
+    """The engine's protobuf Struct carries every number as a float: a whole one was written as an integer
+    (a port, a size, a weight), so the plan records it as one and `300` stays `300`, not `300.0`."""
+    return int(value) if value.is_integer() else value
