@@ -22,9 +22,17 @@ class Model(BaseModel):
         populate_by_name=True,
         extra="forbid",
         frozen=True,
-        use_attribute_docstrings=True,
         validate_default=True,
+        # Built on first use, not at import: a stack validates only the models it uses, and `import components`
+        # stays cheap. Field docstrings (parsed from source, the slowest part) are read only for the schema.
+        defer_build=True,
     )
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The JSON Schema, with each field's docstring as its description."""
+        _document_fields()
+        return super().model_json_schema(*args, **kwargs)
 
     def is_set(self, field: str) -> bool:
         """Whether the user wrote this field (as opposed to taking its default)."""
@@ -94,3 +102,29 @@ def issues_from_validation_error(err: ValidationError, prefix: Path = ()) -> lis
 def _is_union_tag(part: Any) -> bool:
     # pydantic adds the member type name for unions (e.g. 'function-after[...]'); it is not a key.
     return isinstance(part, str) and ("[" in part or part in {"str", "int", "bool", "float"})
+
+
+_documented: set[type[Model]] = set()
+
+
+def _subclasses(cls: type[Model]) -> list[type[Model]]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+def _document_fields() -> None:
+    """Give every config model's fields their attribute docstrings as descriptions, as pydantic's
+    `use_attribute_docstrings` would, but only when a schema is wanted (parsing source costs import time)."""
+    from pydantic._internal._docs_extraction import extract_docstrings_from_cls
+
+    pending = [m for m in _subclasses(Model) if m not in _documented]
+    for model in pending:
+        _documented.add(model)
+        docs = extract_docstrings_from_cls(model, use_inspect=True)
+        for name, field in model.model_fields.items():
+            if field.description is None and name in docs:
+                field.description = docs[name]
+    for model in pending:
+        model.model_rebuild(force=True)
