@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import statistics
 import subprocess
@@ -175,11 +176,27 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(max(5, args.repeat * 2)):
             for kind in imports:
                 imports[kind].append(run_child(kind, 0, plan, cache)["seconds"])
-    lines = [f"Machine: {machine()}. CPU seconds, medians of {args.repeat} alternating runs.", "", *HEADER,
-             *table_rows(results), "",
-             import_line(statistics.median(imports["import-library"]), statistics.median(imports["import-providers"]))]
-    print("\n".join(lines))
+    print(render_block(machine(), args.repeat, results, statistics.median(imports["import-library"]),
+                       statistics.median(imports["import-providers"])))
     return 0
+
+
+def render_block(host: str, repeat: int, results: dict[int, dict[str, dict[str, float]]], library: float,
+                 providers: float) -> str:
+    """The printed result: the README's block is this text as the benchmark printed it."""
+    lines = [f"Machine: {host}. CPU seconds, medians of {repeat} alternating runs.", "", *HEADER,
+             *table_rows(results), "", import_line(library, providers)]
+    return "\n".join(lines)
+
+
+def shape(block: str) -> list[str]:
+    """The block with every figure replaced by `#`: what must match between a run and the README."""
+    out = []
+    for line in block.strip().splitlines():
+        if line.startswith("Machine: "):
+            line = "Machine: #"
+        out.append(re.sub(r"-?\d+(\.\d+)?", "#", line))
+    return out
 
 
 if __name__ == "__main__":
