@@ -9,12 +9,26 @@ from typing import Any
 
 import pulumi
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic._internal._model_construction import ModelMetaclass
 from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
 
 Path = tuple[str | int, ...]
 
 
-class Model(BaseModel):
+class _Documented(ModelMetaclass):
+    """Field docstrings become descriptions when someone asks for them (the schema, `model_fields`), not at
+    import: reading them means parsing the models' source, the most expensive part of importing the library."""
+
+    @property
+    def model_fields(cls) -> dict[str, FieldInfo]:
+        fields: dict[str, FieldInfo] = cls.__pydantic_fields__  # type: ignore[attr-defined]
+        if cls not in _documented and cls is not Model:
+            _describe(cls)  # type: ignore[arg-type]
+        return dict(fields)
+
+
+class Model(BaseModel, metaclass=_Documented):
     """Base of every config model: keys are spelled as upstream spells them (camelCase)."""
 
     model_config = ConfigDict(
@@ -23,8 +37,8 @@ class Model(BaseModel):
         extra="forbid",
         frozen=True,
         validate_default=True,
-        # Built on first use, not at import: a stack validates only the models it uses, and `import components`
-        # stays cheap. Field docstrings (parsed from source, the slowest part) are read only for the schema.
+        # Validators are built on first use, not at import: a stack builds only the models it uses, and `import
+        # components` stays cheap.
         defer_build=True,
     )
 
@@ -104,7 +118,9 @@ def _is_union_tag(part: Any) -> bool:
     return isinstance(part, str) and ("[" in part or part in {"str", "int", "bool", "float"})
 
 
+
 _documented: set[type[Model]] = set()
+_schemas_documented = False
 
 
 def _subclasses(cls: type[Model]) -> list[type[Model]]:
@@ -115,16 +131,28 @@ def _subclasses(cls: type[Model]) -> list[type[Model]]:
 
 
 def _document_fields() -> None:
-    """Give every config model's fields their attribute docstrings as descriptions, as pydantic's
-    `use_attribute_docstrings` would, but only when a schema is wanted (parsing source costs import time)."""
+    """Every config model's attribute docstrings as its fields' descriptions, as pydantic's
+    `use_attribute_docstrings` would set them at import."""
+    global _schemas_documented
+    if _schemas_documented:
+        return
+    _schemas_documented = True
+    models = [m for m in _subclasses(Model) if "__pydantic_fields__" in m.__dict__]
+    for model in models:
+        if model not in _documented:
+            _describe(model)
+    for model in models:  # the descriptions reach the JSON Schema only through a rebuilt core schema
+        model.model_rebuild(force=True)
+
+
+def _describe(model: type[Model]) -> None:
     from pydantic._internal._docs_extraction import extract_docstrings_from_cls
 
-    pending = [m for m in _subclasses(Model) if m not in _documented]
-    for model in pending:
-        _documented.add(model)
-        docs = extract_docstrings_from_cls(model, use_inspect=True)
-        for name, field in model.model_fields.items():
-            if field.description is None and name in docs:
-                field.description = docs[name]
-    for model in pending:
-        model.model_rebuild(force=True)
+    _documented.add(model)
+    docs: dict[str, str] = {}
+    for klass in reversed(model.__mro__):  # inherited fields keep the docstring of the class that declares them
+        if isinstance(klass, type) and issubclass(klass, Model) and klass is not Model:
+            docs.update(extract_docstrings_from_cls(klass, use_inspect=True))
+    for name, field in model.__pydantic_fields__.items():
+        if field.description is None and name in docs:
+            field.description = docs[name]
