@@ -158,3 +158,29 @@ def test_outputs_the_program_reads_have_the_providers_shape() -> None:
     assert slr["arn"].endswith(":role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot")
     assert json.dumps(provider_state("aws:ec2/vpc:Vpc", "v", {"cidrBlock": "10.0.0.0/16"}, region)) == \
         json.dumps(provider_state("aws:ec2/vpc:Vpc", "v", {"cidrBlock": "10.0.0.0/16"}, region))
+
+
+@pytest.mark.parametrize(("type_", "inputs_old", "inputs_new", "op"), [
+    # pulumi-eks puts bootstrapSelfManagedAddons in the cluster's ignoreChanges: no replacement.
+    (EKS_CLUSTER, {"name": "c", "bootstrapSelfManagedAddons": True}, {"name": "c", "bootstrapSelfManagedAddons": False},
+     "update"),
+    # The Terraform schema updates a cluster's subnets in place (same VPC).
+    (EKS_CLUSTER, {"name": "c", "vpcId": "vpc-1", "privateSubnetIds": ["subnet-1"]},
+     {"name": "c", "vpcId": "vpc-1", "privateSubnetIds": ["subnet-2"]}, "update"),
+    (EKS_CLUSTER, {"name": "c", "kubernetesServiceIpAddressRange": "10.100.0.0/16"},
+     {"name": "c", "kubernetesServiceIpAddressRange": "172.20.0.0/16"}, "replace"),
+    # operatingSystem picks the amiType (ForceNew); a custom launch template's inputs give the group a template id.
+    (MNG, {"operatingSystem": "AL2023"}, {"operatingSystem": "Bottlerocket"}, "replace"),
+    (MNG, {"scalingConfig": {"maxSize": 3}}, {"scalingConfig": {"maxSize": 4}}, "update"),
+    (MNG, {}, {"enableIMDSv2": True}, "replace"),
+])
+def test_remote_component_inputs_follow_the_provider_schemas(type_: str, inputs_old: dict[str, Any],
+                                                             inputs_new: dict[str, Any], op: str) -> None:
+    from infra.engine import PlannedResource
+
+    def doc(inputs: dict[str, Any]) -> PlanDocument:
+        return PlanDocument(project="p", stack="s", resources=[PlannedResource(
+            urn=f"urn:pulumi:s::p::{type_}::x", type=type_, name="x", parent="", custom=False, inputs=inputs)])
+
+    (change,) = diff_plans(doc(inputs_old), doc(inputs_new)).changes
+    assert change.op == op
