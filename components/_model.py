@@ -9,7 +9,9 @@ from typing import Any, Literal
 
 import pulumi
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic._internal._model_construction import ModelMetaclass
 from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
 
 Path = tuple[str | int, ...]
 
@@ -18,7 +20,19 @@ RetentionDays = Literal[1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545
 """Retention periods CloudWatch Logs accepts (days); never-expiring log groups are not offered."""
 
 
-class Model(BaseModel):
+class _Documented(ModelMetaclass):
+    """Field docstrings become descriptions when someone asks for them (the schema, `model_fields`), not at
+    import: reading them means parsing the models' source, the most expensive part of importing the library."""
+
+    @property
+    def model_fields(cls) -> dict[str, FieldInfo]:
+        fields: dict[str, FieldInfo] = cls.__pydantic_fields__  # type: ignore[attr-defined]
+        if cls not in _documented and cls is not Model:
+            _describe(cls)  # type: ignore[arg-type]
+        return dict(fields)
+
+
+class Model(BaseModel, metaclass=_Documented):
     """Base of every config model: keys are spelled as upstream spells them (camelCase)."""
 
     model_config = ConfigDict(
@@ -26,9 +40,17 @@ class Model(BaseModel):
         populate_by_name=True,
         extra="forbid",
         frozen=True,
-        use_attribute_docstrings=True,
         validate_default=True,
+        # Validators are built on first use, not at import: a stack builds only the models it uses, and `import
+        # components` stays cheap.
+        defer_build=True,
     )
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The JSON Schema, with each field's docstring as its description."""
+        _document_fields()
+        return super().model_json_schema(*args, **kwargs)
 
     def is_set(self, field: str) -> bool:
         """Whether the user wrote this field (as opposed to taking its default)."""
@@ -128,3 +150,43 @@ def issues_from_validation_error(err: ValidationError, prefix: Path = ()) -> lis
 def _is_union_tag(part: Any) -> bool:
     # pydantic adds the member type name for unions (e.g. 'function-after[...]'); it is not a key.
     return isinstance(part, str) and ("[" in part or part in {"str", "int", "bool", "float"})
+
+
+
+_documented: set[type[Model]] = set()
+_schemas_documented = False
+
+
+def _subclasses(cls: type[Model]) -> list[type[Model]]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+def _document_fields() -> None:
+    """Every config model's attribute docstrings as its fields' descriptions, as pydantic's
+    `use_attribute_docstrings` would set them at import."""
+    global _schemas_documented
+    if _schemas_documented:
+        return
+    _schemas_documented = True
+    models = [m for m in _subclasses(Model) if "__pydantic_fields__" in m.__dict__]
+    for model in models:
+        if model not in _documented:
+            _describe(model)
+    for model in models:  # the descriptions reach the JSON Schema only through a rebuilt core schema
+        model.model_rebuild(force=True)
+
+
+def _describe(model: type[Model]) -> None:
+    from pydantic._internal._docs_extraction import extract_docstrings_from_cls
+
+    _documented.add(model)
+    docs: dict[str, str] = {}
+    for klass in reversed(model.__mro__):  # inherited fields keep the docstring of the class that declares them
+        if isinstance(klass, type) and issubclass(klass, Model) and klass is not Model:
+            docs.update(extract_docstrings_from_cls(klass, use_inspect=True))
+    for name, field in model.__pydantic_fields__.items():
+        if field.description is None and name in docs:
+            field.description = docs[name]

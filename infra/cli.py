@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
+import tempfile
 from datetime import date
 from pathlib import Path
+from typing import NoReturn
 
 import pulumi
 
@@ -17,8 +21,42 @@ from infra.engine.render import render_markdown, render_tree, write_artifacts
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+class UsageError(Exception):
+    """A command line that cannot be run as given; the message says which argument and why."""
+
+
+class _Parser(argparse.ArgumentParser):
+    # One kind of failure for every unusable input: a one-line error and exit code 1 (argparse alone exits 2).
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def _check_stack(name: str) -> None:
+    if not STACK_NAME.match(name) or name in (".", ".."):
+        raise UsageError(f"--stack {name!r}: a stack name is letters, digits, '-', '_' and '.'")
+
+
+def _prepare_out(out: Path) -> None:
+    """Fail before planning if `--out` cannot take files: not a directory, under a file, or not writable."""
+    for parent in [out, *out.parents]:
+        if parent.exists() and not parent.is_dir():
+            what = "is a file" if parent == out else f"is under {parent}, which is a file"
+            raise UsageError(f"--out {out}: {what}; --out takes a directory (created if missing)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: the directory is not writable")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m infra", description=__doc__)
+    parser = _Parser(prog="python -m infra", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     plan = sub.add_parser("plan", help="run the program offline under Pulumi's mock runtime")
@@ -73,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    _check_stack(args.stack)
+    if args.out:
+        _prepare_out(args.out)
     # References to this project's own stacks are answered with their offline plans' outputs.
     doc = plan_with_references(args.program, args.stack, REPO_ROOT)
     if args.format == "json":
@@ -88,7 +129,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         text = render_tree(doc)
     if args.out:
-        written = write_artifacts(doc, args.out)
+        try:
+            written = write_artifacts(doc, args.out)
+        except OSError as exc:
+            raise UsageError(f"--out {args.out}: cannot write {exc.filename or args.out} "
+                             f"({exc.strerror or exc})") from None
         print(f"wrote {len(written)} files under {args.out}", file=sys.stderr)
     sys.stdout.write(text)
     return 0
@@ -108,6 +153,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.base is not None:
         if args.files or not args.stack:
             raise PlanError("diff --base REF needs --stack and no files")
+        _check_stack(args.stack)
         # Base first: a bad ref fails fast, before the working tree is planned.
         old = plan_at_ref(args.program, args.stack, args.base)
         try:
@@ -256,10 +302,10 @@ COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "diff": cmd_diff, "import-le
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
     try:
+        args = _parser().parse_args(argv)
         return COMMANDS[args.command](args)
-    except (pulumi.RunError, PlanError, PlanReferenceError) as exc:
+    except (pulumi.RunError, PlanError, PlanReferenceError, UsageError) as exc:
         # Config errors are for people: the message names the file and key; a traceback would bury it.
         print(f"error: {exc}", file=sys.stderr)
         return 1

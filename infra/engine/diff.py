@@ -22,6 +22,8 @@ from infra.engine.replacements import (
     DELETE_FIRST_WHEN_SET,
     REPLACE_ON_CHANGE,
     REPLACE_ON_REMOVE,
+    REPLACED_WITH,
+    STATEFUL,
     replacing_paths,
 )
 
@@ -88,6 +90,8 @@ class ResourceChange:
         if self.op != "replace":
             return ""
         return "delete-before-create" if self.delete_first else "create-before-delete"
+    replaced_with: tuple[str, ...] = ()
+    """URNs of replaced dependencies that replace this resource too (`REPLACED_WITH`)."""
 
     @property
     def blocked(self) -> bool:
@@ -155,9 +159,37 @@ def diff_plans(old: PlanDocument, new: PlanDocument) -> PlanDiff:
                 unchanged += 1
             else:
                 changes.append(change)
+    changes, unchanged = _replaced_with(changes, after, before, moved, unchanged)
     return PlanDiff(project=new.project, stack=new.stack, base_stack=old.stack, changes=tuple(changes),
                     unchanged=unchanged, aliased=tuple(sorted((o, n) for n, o in moved.items())),
                     knock_on=_knock_on(changes, new), cost=diff_cost_lines(old, new) if changes else ())
+
+
+def _replaced_with(changes: list[ResourceChange], after: dict[str, PlannedResource],
+                   before: dict[str, PlannedResource], moved: dict[str, str],
+                   unchanged: int) -> tuple[list[ResourceChange], int]:
+    """Replace the resources whose replaced dependency replaces them too (a node group with its cluster)."""
+    by_urn = {c.resource.urn: c for c in changes}
+    grew = True
+    while grew:
+        grew = False
+        replaced = {urn for urn, c in by_urn.items() if c.op == "replace"}
+        for urn, r in after.items():
+            kinds = REPLACED_WITH.get(r.type)
+            current = by_urn.get(urn)
+            if not kinds or (current and current.op in ("create", "delete", "replace")):
+                continue
+            if moved.get(urn, urn) not in before:
+                continue
+            causes = tuple(d for d in r.dependencies if d in replaced and by_urn[d].resource.type in kinds)
+            if causes:
+                if current is None:
+                    unchanged -= 1
+                by_urn[urn] = ResourceChange("replace", r, current.properties if current else (),
+                                             protected=current.protected if current else _protected(r),
+                                             delete_first=_deletes_first(r), replaced_with=causes)
+                grew = True
+    return sorted(by_urn.values(), key=lambda c: c.resource.urn), unchanged
 
 
 def _aliases(before: dict[str, PlannedResource], after: dict[str, PlannedResource]) -> dict[str, str]:
@@ -370,11 +402,12 @@ def render_diff_markdown(diff: PlanDiff) -> str:
     lines += _warnings(diff)
     lines += ["| | type | name | changed |", "| --- | --- | --- | --- |"]
     for c in diff.changes:
-        changed = ", ".join(_code(p.label) for p in c.properties)
+        changed = ", ".join([_code(p.label) for p in c.properties]
+                            + [f"replaced with {_code(_urn_name(u))}" for u in c.replaced_with])
         op = f"{c.op} ({c.order})" if c.order else c.op
         lines.append(f"| {SYMBOL[c.op]} {op} | `{c.resource.type}` | `{c.resource.name}` | {_cell(changed)} |")
 
-    detailed = [c for c in diff.changes if c.properties]
+    detailed = [c for c in diff.changes if c.properties or c.replaced_with]
     if detailed:
         lines += ["", "<details open><summary>Property changes</summary>", ""]
         for c in detailed:
@@ -385,6 +418,9 @@ def render_diff_markdown(diff: PlanDiff) -> str:
                 old, new = _pair(p)
                 flag = " **(forces replacement)**" if p.replaces else ""
                 lines.append(f"- {_code(p.label)}: {_code(old)} → {_code(new)}{flag}")
+            for u in c.replaced_with:
+                lines.append(f"- replaced with {_code(_urn_name(u))} ({_kind(_urn_type(u))}), whose outputs it takes "
+                             "**(forces replacement)**")
             lines.append("")
         lines.append("</details>")
     lines += diff.cost
@@ -402,6 +438,12 @@ def _warnings(diff: PlanDiff) -> list[str]:
     if first:
         notes.append("Deleted before the replacement exists (a fixed name, or `deleteBeforeReplace`): what it "
                      "serves is down until the new one is ready: " + ", ".join(first) + ".")
+    lost = [f"`{c.resource.name}` ({_kind(c.resource.type)}: {STATEFUL[c.resource.type]})"
+            for c in diff.changes if c.op in ("replace", "delete") and c.resource.type in STATEFUL]
+    if lost:
+        notes.append("**Stateful resources are replaced or deleted**, which `pulumi up` does without asking unless "
+                     "they are protected: " + "; ".join(lost) + ". If that is not the intent, revert the change; "
+                     "if it is, plan the migration first.")
     names = {c.resource.urn: c.resource.name for c in diff.changes}
     for urn, dependents in sorted(diff.knock_on.items()):
         shown = ", ".join(f"`{_urn_name(u)}` ({_kind(_urn_type(u))})" for u in dependents[:5])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 import pulumi
@@ -12,56 +10,9 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
 from infra.engine.document import PlannedInvoke, PlannedResource
+from infra.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
 
-ACCOUNT_ID = "123456789012"
-"""Placeholder account: every ARN in an offline plan uses it."""
-
-# Resource id prefixes AWS uses, so placeholders read like the real thing.
-_ID_PREFIX = {
-    "aws:ec2/vpc:Vpc": "vpc",
-    "aws:ec2/subnet:Subnet": "subnet",
-    "aws:ec2/eip:Eip": "eipalloc",
-    "aws:ec2/natGateway:NatGateway": "nat",
-    "aws:ec2/internetGateway:InternetGateway": "igw",
-    "aws:ec2/routeTable:RouteTable": "rtb",
-    "aws:ec2/securityGroup:SecurityGroup": "sg",
-    "aws:kms/key:Key": "key",
-}
-
-# ARN shapes by type: (service, regional, resource path template).
-_ARN = {
-    "aws:iam/role:Role": ("iam", False, "role/{name}"),
-    "aws:iam/policy:Policy": ("iam", False, "policy/{name}"),
-    "aws:iam/instanceProfile:InstanceProfile": ("iam", False, "instance-profile/{name}"),
-    "aws:iam/serviceLinkedRole:ServiceLinkedRole": ("iam", False, "role/aws-service-role/{name}"),
-    "aws:sqs/queue:Queue": ("sqs", True, "{name}"),
-    "aws:cloudwatch/eventRule:EventRule": ("events", True, "rule/{name}"),
-    "aws:kms/key:Key": ("kms", True, "key/{id}"),
-    "aws:cloudwatch/logGroup:LogGroup": ("logs", True, "log-group:{name}"),
-    "aws:ec2/vpc:Vpc": ("ec2", True, "vpc/{id}"),
-    "aws:ec2/subnet:Subnet": ("ec2", True, "subnet/{id}"),
-    "aws:eks/nodeGroup:NodeGroup": ("eks", True, "nodegroup/{name}"),
-    "aws:eks/podIdentityAssociation:PodIdentityAssociation": ("eks", True, "podidentityassociation/{name}"),
-    "aws:autoscaling/group:Group": ("autoscaling", True, "autoScalingGroup:{id}"),
-}
-
-# Types whose physical name Pulumi auto-generates when the program gives none.
-_AUTONAMED_FIELD = {
-    "aws:iam/role:Role": "name",
-    "aws:iam/policy:Policy": "name",
-    "aws:iam/instanceProfile:InstanceProfile": "name",
-    "aws:sqs/queue:Queue": "name",
-    "aws:cloudwatch/eventRule:EventRule": "name",
-}
-
-
-def partition(region: str) -> str:
-    """The ARN partition of a region, so placeholders in China and GovCloud plans are well-formed."""
-    if region.startswith("cn-"):
-        return "aws-cn"
-    if region.startswith("us-gov-"):
-        return "aws-us-gov"
-    return "aws"
+__all__ = ["ACCOUNT_ID", "CapturingMonitor", "PlanMocks", "PlanReferenceError", "digest", "partition"]
 
 
 class PlanReferenceError(Exception):
@@ -71,13 +22,6 @@ class PlanReferenceError(Exception):
         hint = f"known: {', '.join(known)}" if known else "none were given"
         super().__init__(f"no offline outputs for stack reference {ref!r} ({hint}); reference a stack of this "
                          "project as <org>/<project>/<stack> in the stack file, or pass --stack-outputs FILE")
-
-
-_CA = "LS0tLS1CRUdJTiBQTEFDRUhPTERFUiBDQS0tLS0t"  # base64 of a placeholder PEM header
-
-
-def digest(text: str, size: int = 17) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:size]
 
 
 class PlanMocks(pulumi.runtime.Mocks):
@@ -91,28 +35,12 @@ class PlanMocks(pulumi.runtime.Mocks):
         self.invokes: list[PlannedInvoke] = []
 
     def new_resource(self, args: _mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
-        key = f"{args.typ}::{args.name}"
         if args.typ == "pulumi:pulumi:StackReference":
             ref = str(args.inputs.get("name") or args.name)
             if ref not in self.stack_outputs:
                 raise PlanReferenceError(ref, sorted(self.stack_outputs))
             return ref, {"name": ref, "outputs": self.stack_outputs[ref], "secretOutputNames": []}
-        state: dict[str, Any] = dict(args.inputs)
-        prefix = _ID_PREFIX.get(args.typ)
-        id_ = f"{prefix}-{digest(key)}" if prefix else f"{args.name}-id"
-        if args.resource_id:  # adopted with `import`: the id is the one given
-            id_ = args.resource_id
-        name_field = _AUTONAMED_FIELD.get(args.typ)
-        if name_field and not state.get(name_field):
-            state[name_field] = f"{args.name}-{digest(key, 7)}"
-        shape = _ARN.get(args.typ)
-        if shape and "arn" not in state:
-            service, regional, path = shape
-            region = self.region if regional else ""
-            resource = path.format(name=state.get("name") or args.name, id=id_)
-            state["arn"] = f"arn:{partition(self.region)}:{service}:{region}:{ACCOUNT_ID}:{resource}"
-        state.update(_computed(args.typ, args.name, state, self.region))
-        return id_, state
+        return provider_state(args.typ, args.name, dict(args.inputs), self.region, args.resource_id or None)
 
     def call(self, args: _mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]]]:
         self.invokes.append(PlannedInvoke(token=args.token, args=_plain(dict(args.args))))
@@ -122,39 +50,13 @@ class PlanMocks(pulumi.runtime.Mocks):
         return dict(_invoke(args.token, args.args, self.region)), []
 
 
-def _computed(typ: str, name: str, state: dict[str, Any], region: str) -> dict[str, Any]:
-    """Outputs that are not echoed inputs, for the types whose outputs the program reads."""
-    if typ == "aws:sqs/queue:Queue":
-        return {"url": f"https://sqs.{region}.amazonaws.com/{ACCOUNT_ID}/{state['name']}"}
-    if typ == "aws:iam/role:Role":
-        return {"uniqueId": f"AROA{digest(name, 17).upper()}"}
-    if typ == "aws:ec2/launchTemplate:LaunchTemplate":
-        return {"latestVersion": 1}
-    if typ == "eks:index:Cluster":
-        cluster = state.get("name") or name
-        issuer = f"oidc.eks.{region}.amazonaws.com/id/{digest(cluster, 32).upper()}"
-        endpoint = f"https://{digest(cluster, 32).upper()}.gr7.{region}.eks.amazonaws.com"
-        return {
-            "kubeconfigJson": json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": [
-                {"name": cluster, "cluster": {"server": endpoint, "certificate-authority-data": _CA}}]}),
-            "oidcProviderArn": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{issuer}",
-            "oidcProviderUrl": f"https://{issuer}",
-            "oidcIssuer": issuer,
-            "clusterSecurityGroupId": f"sg-{digest(cluster + '/cluster-sg')}",
-            "core": {
-                "endpoint": endpoint,
-                "certificateAuthority": {"data": _CA},
-                "clusterSecurityGroupId": f"sg-{digest(cluster + '/cluster-sg')}",
-            },
-        }
-    return {}
-
-
 def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
     if token == "aws:index/getCallerIdentity:getCallerIdentity":
         return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
     if token == "aws:index/getPartition:getPartition":
-        return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}
+        part = partition(region)
+        suffix = "amazonaws.com.cn" if part == "aws-cn" else "amazonaws.com"
+        return {"partition": part, "dnsSuffix": suffix, "id": part}
     if token == "aws:index/getRegion:getRegion":
         return {"region": region, "name": region, "id": region}
     if token == "aws:eks/getCluster:getCluster":
@@ -164,7 +66,7 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
             "name": cluster,
             "arn": f"arn:aws:eks:{region}:{ACCOUNT_ID}:cluster/{cluster}",
             "endpoint": f"https://{digest(cluster, 32).upper()}.gr7.{region}.eks.amazonaws.com",
-            "certificateAuthorities": [{"data": _CA}],
+            "certificateAuthorities": [{"data": CA_DATA}],
             "identities": [{"oidcs": [{"issuer": issuer}]}],
             "vpcConfig": {"clusterSecurityGroupId": f"sg-{digest(cluster + '/cluster-sg')}",
                           "vpcId": f"vpc-{digest(cluster)}", "subnetIds": [], "securityGroupIds": []},
@@ -307,6 +209,14 @@ def _plain(value: Any) -> Any:
         return UNKNOWN_PLACEHOLDER
     if isinstance(value, pulumi.Resource):
         return "[resource]"
-    if isinstance(value, (str, int, float, bool)) or value is None:
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, (str, int, bool)) or value is None:
         return value
     return str(value)
+
+
+def _number(value: float) -> int | float:
+    """The engine's protobuf Struct carries every number as a float: a whole one was written as an integer
+    (a port, a size, a weight), so the plan records it as one and `300` stays `300`, not `300.0`."""
+    return int(value) if value.is_integer() else value

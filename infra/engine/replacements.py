@@ -25,20 +25,38 @@ REPLACE_ON_CHANGE: dict[str, tuple[str, ...]] = {
     "aws:ec2/routeTableAssociation:RouteTableAssociation": ("subnetId", "gatewayId"),
     "aws:ec2/tag:Tag": ("resourceId", "key"),
     "aws:ec2/securityGroup:SecurityGroup": ("name", "namePrefix", "vpcId", "description"),
-    # --- cluster -----------------------------------------------------------------------------------------
-    # pulumi-eks component inputs that reach a ForceNew field of the aws.eks.Cluster it creates. `vpcId` is
-    # listed although the provider would try an update: it replaces the cluster security group, and EKS cannot
-    # move a cluster to another VPC. Subnet ids are NOT listed: EKS and the provider (since the Terraform AWS
-    # provider 5.25) change a cluster's subnets in place.
-    "eks:index:Cluster": ("name", "vpcId", "serviceRole", "kubernetesServiceIpAddressRange", "ipFamily",
-                          "bootstrapSelfManagedAddons"),
+    # --- cluster ---------------------------------------------------------------------------------------------
+    # pulumi-eks' Cluster and ManagedNodeGroup are remote components: the plan records their inputs, not the
+    # aws.eks.Cluster / aws.eks.NodeGroup they create. Each entry below is a component input that reaches a
+    # ForceNew field of that resource. Sources (read, not copied):
+    # - pulumi-eks nodejs/eks/cluster/cluster.ts and nodes/nodegroup.ts at v4.3.0-9-g7bf0c1b1 (commit
+    #   7bf0c1b179932ce51cb02dfc4f9bd0d7550cb0cd; we pin 4.4.0, whose mapping is the same): `name` -> name,
+    #   `serviceRole` -> roleArn, `kubernetesServiceIpAddressRange` / `ipFamily` -> kubernetesNetworkConfig;
+    #   `bootstrapSelfManagedAddons` is in the cluster's ignoreChanges, so changing it does nothing. The node
+    #   group passes its own inputs through unchanged (`clusterName` defaults to the cluster's name,
+    #   `operatingSystem` / `gpu` choose `amiType`, the custom-launch-template inputs create a launch template
+    #   whose id the group then takes).
+    # - terraform-provider-aws internal/service/eks/cluster.go and node_group.go as bridged by pulumi-aws 7.x
+    #   (v6 of the Terraform provider): aws_eks_cluster ForceNew: name, role_arn, bootstrap_self_managed_addons,
+    #   access_config.bootstrap_cluster_creator_admin_permissions, kubernetes_network_config.{ip_family,
+    #   service_ipv4_cidr}, outpost_config.*; encryption_config is ForceNew only when removed; vpc_config's
+    #   subnet_ids and security_group_ids are updated in place. aws_eks_node_group ForceNew: ami_type,
+    #   capacity_type, cluster_name, disk_size, instance_types, launch_template.{id,name}, node_group_name(_prefix),
+    #   node_role_arn, remote_access, subnet_ids.
+    # `vpcId` is listed although no schema marks it: the provider plans an in-place update of the cluster's
+    # subnets, which EKS refuses for subnets of another VPC (a cluster cannot move to another VPC), so a VPC
+    # change (a new `vpcCidr` replaces the VPC) means a new cluster in practice, and the plan says so.
+    "eks:index:Cluster": ("name", "vpcId", "serviceRole", "kubernetesServiceIpAddressRange", "ipFamily"),
     "aws:eks/cluster:Cluster": ("name", "roleArn", "bootstrapSelfManagedAddons", "kubernetesNetworkConfig.ipFamily",
                                 "kubernetesNetworkConfig.serviceIpv4Cidr",
                                 "accessConfig.bootstrapClusterCreatorAdminPermissions", "outpostConfig"),
     # `launchTemplate.id` reaches the NodeGroup's ForceNew field; a new template *version* rolls the nodes in place.
     "eks:index:ManagedNodeGroup": ("nodeGroupName", "nodeGroupNamePrefix", "capacityType", "amiType", "subnetIds",
                                    "diskSize", "instanceTypes", "nodeRoleArn", "nodeRole", "clusterName",
-                                   "remoteAccess", "launchTemplate.id"),
+                                   "remoteAccess", "launchTemplate.id", "launchTemplate.name", "operatingSystem",
+                                   "gpu", "amiId", "userData", "kubeletExtraArgs", "bootstrapExtraArgs",
+                                   "bottlerocketSettings", "nodeadmExtraOptions", "enableIMDSv2",
+                                   "enableEfaSupport", "placementGroupAvailabilityZone"),
     "aws:eks/nodeGroup:NodeGroup": ("nodeGroupName", "nodeGroupNamePrefix", "clusterName", "capacityType", "amiType",
                                     "subnetIds", "diskSize", "instanceTypes", "nodeRoleArn", "remoteAccess",
                                     "launchTemplate.id", "launchTemplate.name"),
@@ -95,6 +113,28 @@ DELETE_FIRST_WHEN_SET: dict[str, tuple[str, ...]] = {
     "kubernetes:helm.sh/v3:Release": ("name",),
     "kubernetes:*": ("metadata.name",),
 }
+
+
+REPLACED_WITH: dict[str, tuple[str, ...]] = {
+    # A node group takes its cluster_name (ForceNew) from the cluster component's `core` output. When the
+    # cluster is replaced, that output is unknown in a preview, so every node group of it is replaced too.
+    "eks:index:ManagedNodeGroup": ("eks:index:Cluster",),
+    "aws:eks/nodeGroup:NodeGroup": ("aws:eks/cluster:Cluster",),
+}
+"""Type -> types of its dependencies whose replacement replaces it as well."""
+
+STATEFUL: dict[str, str] = {
+    "eks:index:Cluster": "a new EKS control plane: every Kubernetes object, add-on, access entry and node on it "
+                         "is lost, and its endpoint, CA and OIDC issuer change",
+    "aws:eks/cluster:Cluster": "a new EKS control plane: every Kubernetes object on it is lost",
+    "eks:index:ManagedNodeGroup": "every node of the group is drained and terminated",
+    "aws:eks/nodeGroup:NodeGroup": "every node of the group is drained and terminated",
+    "aws:ec2/vpc:Vpc": "a new VPC: everything in it (subnets, gateways, the cluster's network interfaces) goes too",
+    "aws:ec2/subnet:Subnet": "instances and network interfaces in the subnet must go first",
+    "aws:kms/key:Key": "data encrypted with the old key can no longer be decrypted once it is deleted",
+    "aws:sqs/queue:Queue": "messages in the queue are lost",
+}
+"""Types whose replacement loses state, with what is lost: the diff warns about these even when unprotected."""
 
 
 def replacing_paths(resource_type: str, table: dict[str, tuple[str, ...]]) -> tuple[str, ...]:

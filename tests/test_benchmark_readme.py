@@ -1,0 +1,38 @@
+"""The README's scale table is the benchmark's own output: same lines, same columns, same sizes (not timings)."""
+
+from __future__ import annotations
+
+import re
+
+from benchmarks import scale
+from tests.conftest import REPO
+
+BEGIN, END = "<!-- scale:begin -->", "<!-- scale:end -->"
+
+
+def _readme_block() -> str:
+    text = (REPO / "README.md").read_text()
+    assert BEGIN in text and END in text, "README lost the benchmark markers"
+    block = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+    return block.removeprefix("```text").removesuffix("```").strip()
+
+
+def _fake_output() -> str:
+    figures = {"seconds": 1.0, "rss_mb": 100.0, "invokes": 1.0, "resources": 80.0}
+    results = {n: {"ours": {**figures, "seconds": 1.0 + n / 1000}, "floor": figures} for n in (0, 100, 300, 1000)}
+    return scale.render_block("2 cores, Some CPU, Python 3.11.7", 3, results, 0.5, 0.4)
+
+
+def test_readme_block_has_the_shape_of_the_benchmark_output() -> None:
+    assert scale.shape(_readme_block()) == scale.shape(_fake_output())
+
+
+def test_readme_rows_are_the_default_sizes() -> None:
+    sizes = [int(m) for m in re.findall(r"^\| (\d+) \|", _readme_block(), re.M)]
+    assert sizes == [0, 100, 300, 1000]
+
+
+def test_shape_ignores_figures_but_not_columns() -> None:
+    fake = _fake_output()
+    assert scale.shape(fake) == scale.shape(fake.replace("1.00", "9.99"))
+    assert scale.shape(fake) != scale.shape(fake.replace("| 0 |", "| 0 | 0 |", 1))
