@@ -30,8 +30,11 @@ def test_every_managed_node_group_is_named_by_prefix_with_its_own_launch_templat
         # With a launch template pulumi-eks no longer follows the cluster's version: the group pins it.
         assert g.inputs["version"] == cluster.inputs["version"] == "1.35"
         template = templates[f"{g.name}-lt"]
-        assert g.inputs["launchTemplate"] == {"id": f"{template.name}-id", "version": "1"}
+        # Its own template (ids are per-resource placeholders), at the version the template reports.
+        assert g.inputs["launchTemplate"]["id"].startswith("lt-")
+        assert g.inputs["launchTemplate"]["version"] == "1"
         assert any(d.endswith(f"::{template.name}") for d in g.dependencies)
+    assert len({g.inputs["launchTemplate"]["id"] for g in groups}) == len(groups)
 
 
 def test_launch_templates_require_imdsv2_encrypt_gp3_and_tag_instances_and_volumes() -> None:

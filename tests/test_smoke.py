@@ -22,7 +22,7 @@ from components.smoke.budgets import Cron, parse_duration, window_open
 from components.smoke.kube import KubeApi, KubeError
 from components.smoke.plan import RUN_LABEL, plan_pool, rendered_pools, size_requests, sized_above
 from components.smoke.runner import MILESTONES, Runner, Settings, SmokeResult
-from infra.cli import _parser, main
+from infra.cli import UsageError, _parser, main
 from infra.smoke import _stack_config, cmd_smoke
 from tests.conftest import REPO, STACKS
 from tests.fake_kube import SCALE, Behaviour, FakeCluster
@@ -458,7 +458,7 @@ def test_exit_codes_and_formats() -> None:
 def test_timeouts_come_from_flags() -> None:
     args = _parser().parse_args(["smoke", "--stack", "dev", "--timeout-launched", "240", "--timeout-gone", "600"])
     assert (args.timeout_launched, args.timeout_gone, args.timeout_ready) == (240.0, 600.0, None)
-    with pytest.raises(SystemExit), redirect_stderr(io.StringIO()):
+    with pytest.raises(UsageError, match="--timeout-ready: expected a positive number of seconds"):
         _parser().parse_args(["smoke", "--stack", "dev", "--timeout-ready", "-5"])
     assert SmokeTimeouts().model_dump() == {"nodeclaim": 60, "launched": 180, "ready": 300, "running": 120,
                                             "gone": 300}
