@@ -8,7 +8,7 @@ the providers and of the engine happen before the clock starts, in both); peak R
 
 Columns: N; floor and platform seconds; their ratio; milliseconds per added pair ((t(N) - t(0)) / N, platform);
 the same for the floor; peak RSS ratio; provider invokes per added pair. A last line compares `import
-components` plus what `infra.platform` imports with importing the providers it wraps.
+components` plus what `eks_karpenter.platform` imports with importing the providers it wraps.
 
 Targets: ratio <= 1.15 at every N, ms per added pair flat from 100 to 1,000, RSS ratio <= 1.1 at 1,000, zero
 invokes per pair, import ratio <= 1.2.
@@ -39,7 +39,7 @@ PROVIDERS = ("import pulumi, pulumi_aws as aws, pulumi_eks as eks, pulumi_kubern
              "aws.eks.Addon; aws.iam.Role; aws.kms.Key; aws.sqs.Queue; aws.cloudwatch.EventRule; eks.Cluster; "
              "eks.ManagedNodeGroup; k8s.helm.v3.Release; k8s.apiextensions.CustomResource; k8s.Provider; "
              "k8s.core.v1.Namespace; k8s.meta.v1.ObjectMetaArgs; k8s.storage.v1.StorageClass")
-LIBRARY = "import components; import infra.platform"
+LIBRARY = "import eks_karpenter; import eks_karpenter.platform"
 # What importing the providers costs a program before it touches a resource type (their modules load lazily).
 PROVIDER_PACKAGES = "import pulumi, pulumi_aws, pulumi_eks, pulumi_kubernetes"
 
@@ -79,7 +79,7 @@ def child(kind: str, n: int, plan: str) -> dict[str, Any]:
         exec(LIBRARY if kind == "import-library" else PROVIDER_PACKAGES)  # the fixed statements above
         return {"seconds": time.process_time() - started}
     exec(PROVIDERS)  # both sides start with the providers loaded
-    from infra.engine import plan_program
+    from eks_karpenter.engine import plan_program
 
     if kind == "platform":
         overrides = pairs_config(n)

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from components.catalogue import load_catalogue
-from components.simulate import parse_workload, pools_for_stack, schedule, schedule_fixed
-from components.stack import load_stack_config
-from infra.engine.runner import read_stack_config
+from eks_karpenter.catalogue import load_catalogue
+from eks_karpenter.engine.runner import read_stack_config
+from eks_karpenter.simulate import parse_workload, pools_for_stack, schedule, schedule_fixed
+from eks_karpenter.stack import load_stack_config
 
 REPO = Path(__file__).resolve().parent.parent
 STACK = "prod"

@@ -1,5 +1,10 @@
+"""`python -m infra`: the library's command line with this repository as the default project and platform."""
+
 import sys
+from pathlib import Path
 
-from infra.cli import main
+from eks_karpenter import cli
 
-sys.exit(main())
+REPO = Path(__file__).resolve().parent.parent
+cli.DEFAULTS.update(program=REPO, platform=REPO)
+sys.exit(cli.main(prog="python -m infra"))

@@ -1,5 +1,5 @@
 """Pulumi program entry (`main:` in Pulumi.yaml). `python -m infra` is the command line, not this file."""
 
-from infra.platform import main
+from eks_karpenter import build_platform, read_stack_config
 
-main()
+build_platform(read_stack_config())

@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 import yaml
-
-from infra.engine import PlanDocument, PlanResult, plan_program, run_plan
+from eks_karpenter import cli
+from eks_karpenter.engine import PlanDocument, PlanResult, plan_program, run_plan
 
 REPO = Path(__file__).resolve().parent.parent
+# As `python -m infra` does: this repository is the default program and the platform for StackReferences.
+cli.DEFAULTS.update(program=REPO, platform=REPO)
 STACKS = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (REPO / "stacks").glob("Pulumi.*.yaml"))
 
 # Upstream files the tests compare against (Karpenter's CRDs and CEL rules, charts, IAM template) are never

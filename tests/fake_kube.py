@@ -239,7 +239,7 @@ class FakeCluster:
                 self._event(kind, pool, reason, message)
 
     def _consolidate(self) -> None:
-        from components.smoke.budgets import consolidation_of
+        from eks_karpenter.smoke.budgets import consolidation_of
 
         for name, node in list(self.nodes.items()):
             pool = node["metadata"]["labels"]["karpenter.sh/nodepool"]

@@ -8,11 +8,11 @@ from typing import Any
 
 import pulumi
 import pytest
+from eks_karpenter._model import ConfigError, render_path
+from eks_karpenter.access import AccessConfig, access_entries, validate_access
+from eks_karpenter.access.plan import caller_role_arn, parse_principal
+from eks_karpenter.engine import PlanDocument, plan_program, run_plan
 
-from components._model import ConfigError, render_path
-from components.access import AccessConfig, access_entries, validate_access
-from components.access.plan import caller_role_arn, parse_principal
-from infra.engine import PlanDocument, plan_program, run_plan
 from tests.conftest import REPO, plan_config, plan_stack, stack_config
 
 ENTRY = "aws:eks/accessEntry:AccessEntry"
@@ -177,7 +177,7 @@ def _exec_args(kubeconfig: str) -> list[str]:
 
 
 def test_provider_credentials_reach_the_token_command_but_not_the_exported_kubeconfig() -> None:
-    from components.cluster.plan import exec_kubeconfig
+    from eks_karpenter.cluster.plan import exec_kubeconfig
 
     args = _exec_args(exec_kubeconfig("c", "https://x", "Q0E=", "eu-west-1",
                                       role_arn="arn:aws:iam::123456789012:role/ci", profile="platform"))
@@ -186,10 +186,10 @@ def test_provider_credentials_reach_the_token_command_but_not_the_exported_kubec
 
 
 def test_provider_credentials_config_changes_the_provider() -> None:
-    from components.access import ProviderCredentials
-    from components.cluster import Cluster
-    from components.stack import load_stack_config
-    from infra.engine import plan_components
+    from eks_karpenter.access import ProviderCredentials
+    from eks_karpenter.cluster import Cluster
+    from eks_karpenter.engine import plan_components
+    from eks_karpenter.stack import load_stack_config
 
     flat = {k: v if isinstance(v, str) else json.dumps(v) for k, v in stack_config("brownfield").items()}
     cfg = load_stack_config(flat, "stacks/Pulumi.brownfield.yaml")

@@ -9,13 +9,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from eks_karpenter import ConfigError
+from eks_karpenter.catalogue import load_catalogue
+from eks_karpenter.catalogue.model import CATEGORY, GENERATION, HYPERVISOR, SIZE, InstanceType
+from eks_karpenter.nodepool import NodeClassConfig, NodePoolConfig, warnings_for
+from eks_karpenter.nodepool.admission import pool_admission
+from eks_karpenter.stack import StackConfig, load_stack_config
 
-from components import ConfigError
-from components.catalogue import load_catalogue
-from components.catalogue.model import CATEGORY, GENERATION, HYPERVISOR, SIZE, InstanceType
-from components.nodepool import NodeClassConfig, NodePoolConfig, warnings_for
-from components.nodepool.admission import pool_admission
-from components.stack import StackConfig, load_stack_config
 from tests.conftest import stack_config
 
 SOURCE = "stacks/Pulumi.t.yaml"

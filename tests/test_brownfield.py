@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eks_karpenter import cli
+from eks_karpenter._model import ConfigError
+from eks_karpenter.engine import PlanDocument, plan_program, run_plan
+from eks_karpenter.engine import mocks as engine_mocks
 
-from components._model import ConfigError
-from infra import cli
-from infra.engine import PlanDocument, plan_program, run_plan
-from infra.engine import mocks as engine_mocks
 from tests.conftest import REPO, plan_config, plan_stack, stack_config
 
 RELEASE = "kubernetes:helm.sh/v3:Release"

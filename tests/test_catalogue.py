@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eks_karpenter.catalogue import Requirement, admitted, admitted_for, ami_family_of, load_catalogue
+from eks_karpenter.catalogue import generate as G
+from eks_karpenter.catalogue.model import DATA
 
-from components.catalogue import Requirement, admitted, admitted_for, ami_family_of, load_catalogue
-from components.catalogue import generate as G
-from components.catalogue.model import DATA
 from tests.conftest import STACKS, UPSTREAM, requires_upstream
 
 KARPENTER_DATA = UPSTREAM / "karpenter"

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from infra import cli
-from infra.cli import main
+from eks_karpenter import cli
+from eks_karpenter.cli import main
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eks_karpenter.cli import main
+from eks_karpenter.cost import LivePrices, estimate, inputs_from_config, inputs_from_plan
+from eks_karpenter.cost import prices as P
+from eks_karpenter.cost.estimate import CostInputs
+from eks_karpenter.cost.live import LiveError, fetch_live_prices, on_demand_filters
+from eks_karpenter.cost.report import diff_section, plan_section, render_markdown, render_text
+from eks_karpenter.engine.runner import read_stack_config
+from eks_karpenter.stack import load_stack_config
 
-from components.cost import LivePrices, estimate, inputs_from_config, inputs_from_plan
-from components.cost import prices as P
-from components.cost.estimate import CostInputs
-from components.cost.live import LiveError, fetch_live_prices, on_demand_filters
-from components.cost.report import diff_section, plan_section, render_markdown, render_text
-from components.stack import load_stack_config
-from infra.cli import main
-from infra.engine.runner import read_stack_config
 from tests.conftest import REPO, STACKS, UPSTREAM, plan_stack, requires_upstream
 from tests.test_catalogue import _naive_admits, _naive_types
 
@@ -316,7 +316,7 @@ def test_cost_inputs_defaults_price_nothing() -> None:
 
 
 def test_the_plan_comment_carries_the_cost_section() -> None:
-    from infra.engine.render import render_markdown as plan_markdown
+    from eks_karpenter.engine.render import render_markdown as plan_markdown
 
     text = plan_markdown(plan_stack("prod"))
     assert "**Cost** (on-demand list prices; instance types and us-east-1 on-demand prices: Karpenter v1.14.1" in text
@@ -327,7 +327,7 @@ def test_the_plan_comment_carries_the_cost_section() -> None:
 def test_the_plan_diff_carries_each_pools_ceiling_change() -> None:
     import copy
 
-    from infra.engine.diff import diff_plans, render_diff_markdown
+    from eks_karpenter.engine.diff import diff_plans, render_diff_markdown
 
     old = plan_stack("prod")
     new = copy.deepcopy(old)
@@ -341,7 +341,7 @@ def test_the_plan_diff_carries_each_pools_ceiling_change() -> None:
 
 
 def test_cost_live_through_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    import components.cost.live as live_module
+    import eks_karpenter.cost.live as live_module
 
     def fake(region: str) -> LivePrices:
         assert region == "eu-west-1"

@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 import pytest
+from eks_karpenter.engine import PlanDocument, PlannedResource, plan_program
 
-from infra.engine import PlanDocument, PlannedResource, plan_program
 from tests.conftest import REPO, STACKS, plan_stack, stack_config
 
 RELEASE = "kubernetes:helm.sh/v3:Release"

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 import yaml
-
-from infra.cli import main
-from infra.engine import PlanDocument, PlannedResource
-from infra.engine.diff import (
+from eks_karpenter.cli import main
+from eks_karpenter.engine import PlanDocument, PlannedResource
+from eks_karpenter.engine.diff import (
     MAX_VALUE,
     diff_plans,
     format_path,
@@ -24,7 +23,8 @@ from infra.engine.diff import (
     shorten,
     show_value,
 )
-from infra.engine.replacements import REPLACE_ON_CHANGE, REPLACE_ON_REMOVE, replacing_paths
+from eks_karpenter.engine.replacements import REPLACE_ON_CHANGE, REPLACE_ON_REMOVE, replacing_paths
+
 from tests.conftest import REPO, plan_stack
 
 SUBNET = "aws:ec2/subnet:Subnet"

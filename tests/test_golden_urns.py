@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from eks_karpenter.engine import PlanDocument, run_plan
+from eks_karpenter.engine.diff import diff_plans, render_diff_markdown
 
-from infra.engine import PlanDocument, run_plan
-from infra.engine.diff import diff_plans, render_diff_markdown
 from tests.conftest import REPO, STACKS, plan_stack
 
 GOLDEN = REPO / "tests" / "golden"

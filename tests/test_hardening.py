@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eks_karpenter._model import ConfigError
 
-from components._model import ConfigError
 from tests.conftest import plan_config, plan_stack, stack_config
 
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-
-from components.iam.policy import (
+from eks_karpenter.iam.policy import (
     MANAGED_POLICY_SIZE_LIMIT,
     NODE_MANAGED_POLICIES,
     PolicyScope,
@@ -28,6 +27,7 @@ from components.iam.policy import (
     pod_identity_trust_policy,
     policy_size,
 )
+
 from tests.conftest import UPSTREAM, requires_upstream
 
 TEMPLATE = UPSTREAM / "karpenter" / "karpenter-getting-started-cloudformation.yaml"

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 import yaml
+from eks_karpenter import versions
+from eks_karpenter.migrate import Conversion, LegacyImportError, convert_documents, parse_documents
+from eks_karpenter.nodepool.config import NodeClassConfig, NodePoolConfig
+from eks_karpenter.nodepool.manifests import render_node_class, render_node_pool
+from eks_karpenter.nodepool.rules import validate_node_config
 
-from components import versions
-from components.migrate import Conversion, LegacyImportError, convert_documents, parse_documents
-from components.nodepool.config import NodeClassConfig, NodePoolConfig
-from components.nodepool.manifests import render_node_class, render_node_pool
-from components.nodepool.rules import validate_node_config
 from tests.conftest import REPO, requires_upstream, stack_config
 
 FIXTURES = Path(__file__).parent / "fixtures" / "legacy"
@@ -730,7 +730,7 @@ def test_edge_case_manifests_pass_the_v1_crds(case: str) -> None:
 
 
 def test_config_snippet_loads_as_part_of_a_stack_file() -> None:
-    from components import stack
+    from eks_karpenter import stack
 
     if "nodePools" not in stack.SECTIONS:
         pytest.skip("eks-karpenter:nodePools is not part of the stack config yet")

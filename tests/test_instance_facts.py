@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from components.nodepool.instances import INSTANCE_CATEGORIES, family_arch
+from eks_karpenter.nodepool.instances import INSTANCE_CATEGORIES, family_arch
+
 from tests.conftest import UPSTREAM, requires_upstream
 
 

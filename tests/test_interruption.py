@@ -9,8 +9,10 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
-
-from components.interruption import (
+from eks_karpenter.engine import plan_components
+from eks_karpenter.engine.document import PlannedResource
+from eks_karpenter.engine.mocks import ACCOUNT_ID
+from eks_karpenter.interruption import (
     INTERRUPTION_EVENTS,
     QUEUE_RETENTION_SECONDS,
     InterruptionConfig,
@@ -18,9 +20,7 @@ from components.interruption import (
     event_pattern,
     queue_policy,
 )
-from infra.engine import plan_components
-from infra.engine.document import PlannedResource
-from infra.engine.mocks import ACCOUNT_ID
+
 from tests.conftest import UPSTREAM, requires_upstream
 
 CFN_TEMPLATE = UPSTREAM / "karpenter" / "karpenter-getting-started-cloudformation.yaml"

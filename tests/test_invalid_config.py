@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eks_karpenter import ConfigError
 
-from components import ConfigError
 from tests.conftest import REPO, plan_config, stack_config
 
 NET, CLU, KEY = "eks-karpenter:network", "eks-karpenter:cluster", "eks-karpenter"

@@ -10,11 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
-from pydantic import BaseModel, ValidationError
-
-from components import versions
-from components._model import Issue, issues_from_validation_error, render_path
-from components.karpenter.config import (
+from eks_karpenter import versions
+from eks_karpenter._model import Issue, issues_from_validation_error, render_path
+from eks_karpenter.karpenter.config import (
     ControllerResources,
     FeatureGates,
     KarpenterConfig,
@@ -24,8 +22,8 @@ from components.karpenter.config import (
     duration_seconds,
     quantity_value,
 )
-from components.karpenter.rules import validate_karpenter, validate_karpenter_placement
-from components.karpenter.values import (
+from eks_karpenter.karpenter.rules import validate_karpenter, validate_karpenter_placement
+from eks_karpenter.karpenter.values import (
     CRITICAL_ADDONS_TAINT_KEY,
     IRSA_ANNOTATION,
     SERVICE_ACCOUNT,
@@ -33,6 +31,8 @@ from components.karpenter.values import (
     controller_values,
     crd_values,
 )
+from pydantic import BaseModel, ValidationError
+
 from tests.conftest import UPSTREAM, requires_upstream
 from tests.helm_keys import (
     KARPENTER_CRD_OPEN_MAPS,

@@ -13,23 +13,23 @@ def _run(code: str) -> str:
                           text=True).stdout.strip()
 
 
-def test_import_components_loads_no_concern_until_used() -> None:
-    out = _run("import sys, components; print(sorted(m for m in sys.modules if m.startswith('components.')));"
-               "components.NodePool; print('components.nodepool' in sys.modules)")
+def test_import_eks_karpenter_loads_no_concern_until_used() -> None:
+    out = _run("import sys, eks_karpenter; print(sorted(m for m in sys.modules if m.startswith('eks_karpenter.')));"
+               "eks_karpenter.NodePool; print('eks_karpenter.nodepool' in sys.modules)")
     loaded, used = out.splitlines()
     assert loaded == "[]" and used == "True"
 
 
 def test_importing_the_platform_builds_no_validator_and_reads_no_migration_code() -> None:
-    out = _run("import sys, infra.platform; from components.stack import StackConfig;"
-               "from components.nodepool.config import NodePoolConfig;"
+    out = _run("import sys, eks_karpenter.platform; from eks_karpenter.stack import StackConfig;"
+               "from eks_karpenter.nodepool.config import NodePoolConfig;"
                "print(StackConfig.__pydantic_complete__, NodePoolConfig.__pydantic_complete__,"
-               " 'components.migrate' in sys.modules, 'jsonschema' in sys.modules)")
+               " 'eks_karpenter.migrate' in sys.modules, 'jsonschema' in sys.modules)")
     assert out == "False False False False"
 
 
 def test_field_descriptions_are_there_when_asked() -> None:
-    from components.nodepool.config import NodePoolConfig
+    from eks_karpenter.nodepool.config import NodePoolConfig
 
     assert all(field.description for field in NodePoolConfig.model_fields.values())
     schema = NodePoolConfig.model_json_schema(by_alias=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from eks_karpenter.cli import main
+from eks_karpenter.engine import PlanDocument, PlannedResource
+from eks_karpenter.engine.mermaid import TIMES, render_mermaid
 
-from infra.cli import main
-from infra.engine import PlanDocument, PlannedResource
-from infra.engine.mermaid import TIMES, render_mermaid
 from tests.conftest import REPO, STACKS, plan_stack
 
 ID = r"[A-Za-z0-9_]+"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
-
-from components.network.plan import nat_zones, plan_subnets, slug
+from eks_karpenter.network.plan import nat_zones, plan_subnets, slug
 
 ZONES = ["eu-west-1a", "eu-west-1b", "eu-west-1c", "eu-west-1d", "eu-west-1e", "eu-west-1f"]
 

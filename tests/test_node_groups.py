@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from components.cluster import plan as P
-from infra.engine import PlanDocument
-from infra.engine.diff import diff_plans, render_diff_markdown
+from eks_karpenter.cluster import plan as P
+from eks_karpenter.engine import PlanDocument
+from eks_karpenter.engine.diff import diff_plans, render_diff_markdown
+
 from tests.conftest import plan_config, plan_stack, stack_config
 
 MNG = "eks:index:ManagedNodeGroup"
@@ -106,7 +107,7 @@ def test_a_fixed_name_group_is_shown_replaced_delete_first() -> None:
 
 
 def test_a_spot_group_may_not_take_the_system_prefix_or_a_too_long_name(tmp_path: Path) -> None:
-    from components._model import ConfigError
+    from eks_karpenter._model import ConfigError
 
     for name, fragment in (("system", "system node group's name prefix"), ("a" * 37, "pattern")):
         config = stack_config("dev")

@@ -9,11 +9,11 @@ from typing import Any
 
 import pulumi
 import pytest
-from pydantic import BaseModel, TypeAdapter, ValidationError
-
-from components import versions
-from components._model import Issue, Path, issues_from_validation_error
-from components.nodepool import (
+from eks_karpenter import versions
+from eks_karpenter._model import Issue, Path, issues_from_validation_error
+from eks_karpenter.engine import plan_components
+from eks_karpenter.engine.document import PlannedResource
+from eks_karpenter.nodepool import (
     NodeClass,
     NodeClassConfig,
     NodePool,
@@ -27,9 +27,9 @@ from components.nodepool import (
     validate_node_config,
     warnings_for,
 )
-from components.nodepool import config as C
-from infra.engine import plan_components
-from infra.engine.document import PlannedResource
+from eks_karpenter.nodepool import config as C
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
 from tests.conftest import requires_upstream
 
 AT_P: Path = ("eks-karpenter:nodePools",)

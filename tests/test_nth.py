@@ -10,11 +10,13 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
-
-from components import versions
-from components._model import Issue
-from components.interruption import queue_policy
-from components.nth import (
+from eks_karpenter import versions
+from eks_karpenter._model import Issue
+from eks_karpenter.engine import plan_components
+from eks_karpenter.engine.document import PlannedResource
+from eks_karpenter.engine.mocks import ACCOUNT_ID
+from eks_karpenter.interruption import queue_policy
+from eks_karpenter.nth import (
     MANAGED_TAG,
     SERVICE_ACCOUNT,
     NodeTerminationHandler,
@@ -27,9 +29,7 @@ from components.nth import (
     pod_identity_trust_policy,
     validate_nth,
 )
-from infra.engine import plan_components
-from infra.engine.document import PlannedResource
-from infra.engine.mocks import ACCOUNT_ID
+
 from tests.conftest import UPSTREAM, requires_upstream
 from tests.helm_keys import template_reads, undefined_keys, unread_keys
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import yaml
+from eks_karpenter.engine import PlanDocument, run_plan
 
-from infra.engine import PlanDocument, run_plan
 from tests.conftest import plan_stack
 
 PROGRAM = '''

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eks_karpenter.engine import PlanDocument
+from eks_karpenter.engine.diff import diff_plans, render_diff_markdown
+from eks_karpenter.engine.outputs import generation, provider_state
 
-from infra.engine import PlanDocument
-from infra.engine.diff import diff_plans, render_diff_markdown
-from infra.engine.outputs import generation, provider_state
 from tests.conftest import REPO, STACKS, plan_config, plan_stack, stack_config
 
 EKS_CLUSTER = "eks:index:Cluster"
@@ -134,7 +134,7 @@ def test_a_kms_alias_gets_its_keys_key_id() -> None:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_plans_are_byte_identical(stack: str) -> None:
-    from infra.engine import plan_program
+    from eks_karpenter.engine import plan_program
 
     assert plan_program(REPO, stack).to_json() == plan_stack(stack).to_json()
 
@@ -176,7 +176,7 @@ def test_outputs_the_program_reads_have_the_providers_shape() -> None:
 ])
 def test_remote_component_inputs_follow_the_provider_schemas(type_: str, inputs_old: dict[str, Any],
                                                              inputs_new: dict[str, Any], op: str) -> None:
-    from infra.engine import PlannedResource
+    from eks_karpenter.engine import PlannedResource
 
     def doc(inputs: dict[str, Any]) -> PlanDocument:
         return PlanDocument(project="p", stack="s", resources=[PlannedResource(

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eks_karpenter import versions
+from eks_karpenter.cluster.plan import SYSTEM_LABEL_KEY
+from eks_karpenter.engine import PlanDocument, PlannedResource, plan_program
+from eks_karpenter.interruption import INTERRUPTION_EVENTS
 
-from components import versions
-from components.cluster.plan import SYSTEM_LABEL_KEY
-from components.interruption import INTERRUPTION_EVENTS
-from infra.engine import PlanDocument, PlannedResource, plan_program
 from tests.conftest import REPO, STACKS, plan_config, plan_stack, stack_config
 
 EKS = "eks:index:Cluster"

@@ -337,7 +337,7 @@ def _priced_pool(cpu: str | None, families: list[str]) -> dict[str, Any]:
 
 
 def test_pool_cost_ceiling_uses_the_dearest_vcpu_at_the_cpu_limit() -> None:
-    from components.catalogue import load_catalogue
+    from eks_karpenter.catalogue import load_catalogue
 
     m5 = [t for t in load_catalogue() if t.family == "m5" and t.on_demand_hourly]
     dearest = max(t.on_demand_hourly / t.vcpus for t in m5 if t.on_demand_hourly)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from infra.engine.render import as_written, karpenter_details, render_markdown, render_tree
+from eks_karpenter.engine.render import as_written, karpenter_details, render_markdown, render_tree
+
 from tests.conftest import plan_stack
 
 

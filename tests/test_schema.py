@@ -9,8 +9,8 @@ import sys
 import jsonschema
 import pytest
 import yaml
+from eks_karpenter.stack import stack_file_schema
 
-from components.stack import stack_file_schema
 from tests.conftest import REPO, STACKS
 
 SCHEMA_FILE = REPO / "schema" / "stack.schema.json"

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from components.catalogue import InstanceType, load_catalogue
-from components.nodepool.config import NodePoolConfig
-from components.nodepool.manifests import render_node_pool
-from components.simulate import (
+from eks_karpenter.catalogue import InstanceType, load_catalogue
+from eks_karpenter.cli import main
+from eks_karpenter.engine.runner import read_stack_config
+from eks_karpenter.nodepool.config import NodePoolConfig
+from eks_karpenter.nodepool.manifests import render_node_pool
+from eks_karpenter.simulate import (
     Pool,
     WorkloadError,
     load_workload,
@@ -24,10 +25,9 @@ from components.simulate import (
     schedule,
     schedule_fixed,
 )
-from components.simulate.workload import cpu_millis, memory_bytes
-from components.stack import load_stack_config
-from infra.cli import main
-from infra.engine.runner import read_stack_config
+from eks_karpenter.simulate.workload import cpu_millis, memory_bytes
+from eks_karpenter.stack import load_stack_config
+
 from tests.conftest import REPO
 
 CAT = load_catalogue()

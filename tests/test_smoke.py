@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 import yaml
+from eks_karpenter.catalogue import load_catalogue
+from eks_karpenter.cli import UsageError, _parser, main
+from eks_karpenter.smoke import SmokeSizing, SmokeTimeouts, consolidation_of, plan_smoke, unschedulable_reasons
+from eks_karpenter.smoke.budgets import Cron, parse_duration, window_open
+from eks_karpenter.smoke.cli import _stack_config, cmd_smoke
+from eks_karpenter.smoke.kube import KubeApi, KubeError
+from eks_karpenter.smoke.plan import RUN_LABEL, plan_pool, rendered_pools, size_requests, sized_above
+from eks_karpenter.smoke.runner import MILESTONES, Runner, Settings, SmokeResult
 
-from components.catalogue import load_catalogue
-from components.smoke import SmokeSizing, SmokeTimeouts, consolidation_of, plan_smoke, unschedulable_reasons
-from components.smoke.budgets import Cron, parse_duration, window_open
-from components.smoke.kube import KubeApi, KubeError
-from components.smoke.plan import RUN_LABEL, plan_pool, rendered_pools, size_requests, sized_above
-from components.smoke.runner import MILESTONES, Runner, Settings, SmokeResult
-from infra.cli import UsageError, _parser, main
-from infra.smoke import _stack_config, cmd_smoke
 from tests.conftest import REPO, STACKS
 from tests.fake_kube import SCALE, Behaviour, FakeCluster
 
@@ -101,7 +101,7 @@ def test_requests_fill_most_of_the_cheapest_admitted_type_next_to_daemonsets() -
     for p in plan.pools:
         t = p.instance_type
         pool, node_class = next(x for x in pools_of("prod") if x[0]["metadata"]["name"] == p.pool)
-        from components.catalogue import admitted_for
+        from eks_karpenter.catalogue import admitted_for
 
         assert t is admitted_for(pool, node_class).cheapest()
         # Fits the cheapest type with room for the DaemonSets, and more than half of it: one node, and a new one.
@@ -490,7 +490,7 @@ def test_sigterm_cleans_up_like_ctrl_c() -> None:
     import os
     import signal
 
-    from infra.smoke import _sigterm_interrupts
+    from eks_karpenter.smoke.cli import _sigterm_interrupts
 
     with pytest.raises(KeyboardInterrupt), _sigterm_interrupts():
         os.kill(os.getpid(), signal.SIGTERM)
@@ -516,8 +516,8 @@ def test_deploy_workflow_smoke_tests_each_stack_right_after_its_up() -> None:
 
 
 def test_readme_sample_table_is_what_the_report_prints() -> None:
-    from components.smoke.report import render_text
-    from components.smoke.runner import PoolResult
+    from eks_karpenter.smoke.report import render_text
+    from eks_karpenter.smoke.runner import PoolResult
 
     plan = plan_smoke("dev", pools_of("dev"), run_id="20261123-104500-3f9a1c")
     (p,) = plan.pools
@@ -534,7 +534,7 @@ def test_readme_sample_table_is_what_the_report_prints() -> None:
 
 def test_kubeconfig_comes_from_the_stacks_output_through_the_pulumi_cli(
         cluster: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from infra.smoke import connect
+    from eks_karpenter.smoke.cli import connect
 
     fake, _ = cluster
     fake.namespaces["left"] = {"metadata": {"name": "left", "labels": {RUN_LABEL: "old"}}}

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 import yaml
+from eks_karpenter.engine import PlanDocument, PlannedResource
 
-from infra.engine import PlanDocument, PlannedResource
 from tests.conftest import STACKS, UPSTREAM, plan_stack, requires_upstream, stack_config
 
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eks_karpenter import ConfigError
 
-from components import ConfigError
 from tests.conftest import plan_config, stack_config
 
 NET, CLU, KAR = "eks-karpenter:network", "eks-karpenter:cluster", "eks-karpenter:karpenter"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from eks_karpenter import ConfigError
+from eks_karpenter.stackfile import SECRET, parse_stack_text, provider_config_keys, read_stack_file, resolve_plain
 
-from components import ConfigError
-from components.stackfile import SECRET, parse_stack_text, provider_config_keys, read_stack_file, resolve_plain
 from tests.conftest import REPO, STACKS, plan_config, stack_config
 
 P = "eks-karpenter"
@@ -164,7 +164,7 @@ def test_committed_stacks_read_as_pyyaml_reads_them(stack: str) -> None:
 
 
 def test_uses_the_c_loader_when_available() -> None:
-    from components import stackfile
+    from eks_karpenter import stackfile
 
     assert issubclass(stackfile._Loader, yaml.CSafeLoader) == yaml.__with_libyaml__
 
@@ -190,7 +190,7 @@ def test_duplicate_pool_block_in_a_real_stack_is_refused(tmp_path: Path) -> None
     text = dev_text() + "  eks-karpenter:nodePools:\n    - name: other\n"
     first = dev_text().splitlines().index("  eks-karpenter:nodePools:") + 1
     write_stack(tmp_path, text)
-    from infra.engine import run_plan
+    from eks_karpenter.engine import run_plan
 
     result = run_plan(tmp_path, "bad")
     assert isinstance(result.error, ConfigError) and result.document.resources == []
@@ -200,7 +200,7 @@ def test_duplicate_pool_block_in_a_real_stack_is_refused(tmp_path: Path) -> None
 
 
 def test_a_pool_listed_twice_is_refused_at_the_second_entry(tmp_path: Path) -> None:
-    from infra.engine import run_plan
+    from eks_karpenter.engine import run_plan
 
     text = dev_text() + "    - name: general\n      nodeClass: default\n"
     write_stack(tmp_path, text)
@@ -212,7 +212,7 @@ def test_a_pool_listed_twice_is_refused_at_the_second_entry(tmp_path: Path) -> N
 
 
 def test_dates_and_yes_are_strings_where_strings_are_expected(tmp_path: Path) -> None:
-    from infra.engine import run_plan
+    from eks_karpenter.engine import run_plan
 
     text = dev_text().replace("    cost-center: platform\n",
                               "    cost-center: platform\n    expires: 2026-01-31\n    backup: yes\n    on: off\n")
@@ -224,7 +224,7 @@ def test_dates_and_yes_are_strings_where_strings_are_expected(tmp_path: Path) ->
 
 
 def test_unquoted_numbers_where_strings_are_expected_say_to_quote(tmp_path: Path) -> None:
-    from infra.engine import run_plan
+    from eks_karpenter.engine import run_plan
 
     # Whatever minor dev pins (the versions calendar moves it), written unquoted as 1.30.
     text, replaced = re.subn(r'(?m)^    version: "1\.\d+"$', "    version: 1.30", dev_text())
@@ -241,7 +241,7 @@ def test_unquoted_numbers_where_strings_are_expected_say_to_quote(tmp_path: Path
 
 
 def test_wrong_namespace_is_refused_with_the_right_key(tmp_path: Path) -> None:
-    from infra.engine import run_plan
+    from eks_karpenter.engine import run_plan
 
     text = dev_text().replace("  eks-karpenter:nodePools:", "  karpenter:nodePools:")
     write_stack(tmp_path, text)

@@ -21,11 +21,11 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
+from eks_karpenter import ConfigError
+from eks_karpenter.engine import run_plan
+from eks_karpenter.stack import load_stack_config
+from eks_karpenter.stackfile import parse_stack_text
 
-from components import ConfigError
-from components.stack import load_stack_config
-from components.stackfile import parse_stack_text
-from infra.engine import run_plan
 from tests.conftest import REPO, STACKS, plan_config
 
 CASES = 300
@@ -209,8 +209,8 @@ def test_fuzzed_files_through_the_cli(tmp_path: Path, index: int) -> None:
 # --- the `pulumi up` path: the runtime hands the program its config; infra/settings.py reads the file for lines ---
 
 def _as_pulumi_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flat: dict[str, str]) -> BaseException | None:
-    from infra import settings
-    from infra.engine.mocks import PlanMocks
+    from eks_karpenter import settings
+    from eks_karpenter.engine.mocks import PlanMocks
 
     monkeypatch.chdir(tmp_path)
     pulumi.runtime.set_mocks(PlanMocks(region="us-east-1"), project="eks-karpenter", stack="bad", preview=False)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from eks_karpenter.tags import DISCOVERY_KEY, ELB_KEY, INTERNAL_ELB_KEY
 
-from components.tags import DISCOVERY_KEY, ELB_KEY, INTERNAL_ELB_KEY
 from tests.conftest import REPO, STACKS, plan_stack
 
 SUBNET = "aws:ec2/subnet:Subnet"

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eks_karpenter import versions
+from eks_karpenter._model import ConfigError
+from eks_karpenter.stack import load_stack_config
 
-from components import versions
-from components._model import ConfigError
-from components.stack import load_stack_config
 from tests.conftest import plan_config, plan_stack, stack_config
 
 CLU = "eks-karpenter:cluster"
@@ -157,8 +157,8 @@ def test_a_minor_without_pinned_addons_or_support_dates_is_refused(monkeypatch: 
 # --- warnings --------------------------------------------------------------------------------------------------
 
 def test_warnings_before_the_end_of_standard_support_and_during_extended_support() -> None:
-    from components.cluster.config import ClusterConfig
-    from components.cluster.rules import version_warnings
+    from eks_karpenter.cluster.config import ClusterConfig
+    from eks_karpenter.cluster.rules import version_warnings
 
     s = versions.EKS_KUBERNETES_SUPPORT["1.34"]
     cfg = ClusterConfig(name="c", version="1.34")
@@ -172,9 +172,9 @@ def test_warnings_before_the_end_of_standard_support_and_during_extended_support
 
 
 def test_the_plan_prints_the_support_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import infra.platform
+    import eks_karpenter.platform
 
     s = versions.EKS_KUBERNETES_SUPPORT["1.35"]
-    monkeypatch.setattr(infra.platform, "today", lambda: s.end_of_standard - timedelta(days=10))
+    monkeypatch.setattr(eks_karpenter.platform, "today", lambda: s.end_of_standard - timedelta(days=10))
     doc = plan_config(dev(), tmp_path).document
     assert any("EKS standard support ends on" in w and "(10 days)" in w for w in doc.warnings), doc.warnings

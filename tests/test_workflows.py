@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 import yaml
+from eks_karpenter.cli import _parser
 
-from infra.cli import _parser
 from tests.conftest import FETCH_UPSTREAM, NO_SKIPS, REPO, STACKS, UPSTREAM_CACHE, UPSTREAM_LOCK
 
 WORKFLOWS = REPO / ".github" / "workflows"

@@ -14,9 +14,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from components import (
+from eks_karpenter import (
     ConfigError,
     Issue,
     NodeClass,
@@ -27,7 +25,8 @@ from components import (
     scheduling_for,
     validate_node_config,
 )
-from components._model import issues_from_validation_error
+from eks_karpenter._model import issues_from_validation_error
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 config = pulumi.Config()
 SOURCE = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"

@@ -1,9 +1,0 @@
-"""Cluster access: EKS access entries for admins and namespace-scoped teams, and the provider's credentials."""
-
-from components.access.component import Access, AccessArgs, creator_conflicts
-from components.access.config import AccessConfig, ProviderCredentials, Team
-from components.access.plan import POLICIES, access_entries, parse_principal, policy_arn
-from components.access.rules import validate_access
-
-__all__ = ["POLICIES", "Access", "AccessArgs", "AccessConfig", "ProviderCredentials", "Team", "access_entries",
-           "creator_conflicts", "parse_principal", "policy_arn", "validate_access"]

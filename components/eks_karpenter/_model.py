@@ -1,0 +1,192 @@
+"""Shared base for typed config: camelCase keys, typos refused, frozen values, and one error format."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pulumi
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic._internal._model_construction import ModelMetaclass
+from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
+
+Path = tuple[str | int, ...]
+
+RetentionDays = Literal[1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
+                        3288, 3653]
+"""Retention periods CloudWatch Logs accepts (days); never-expiring log groups are not offered."""
+
+
+class _Documented(ModelMetaclass):
+    """Field docstrings become descriptions when someone asks for them (the schema, `model_fields`), not at
+    import: reading them means parsing the models' source, the most expensive part of importing the library."""
+
+    @property
+    def model_fields(cls) -> dict[str, FieldInfo]:
+        fields: dict[str, FieldInfo] = cls.__pydantic_fields__  # type: ignore[attr-defined]
+        if cls not in _documented and cls is not Model:
+            _describe(cls)  # type: ignore[arg-type]
+        return dict(fields)
+
+
+class Model(BaseModel, metaclass=_Documented):
+    """Base of every config model: keys are spelled as upstream spells them (camelCase)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        validate_default=True,
+        # Validators are built on first use, not at import: a stack builds only the models it uses, and `import
+        # components` stays cheap.
+        defer_build=True,
+    )
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The JSON Schema, with each field's docstring as its description."""
+        _document_fields()
+        return super().model_json_schema(*args, **kwargs)
+
+    def is_set(self, field: str) -> bool:
+        """Whether the user wrote this field (as opposed to taking its default)."""
+        return field in self.model_fields_set
+
+    def dump(self) -> dict[str, Any]:
+        """The config as upstream-spelled plain data, unset optional fields left out."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One problem in the config, at a key path relative to the stack file's `config:` block."""
+
+    path: Path
+    message: str
+    value: Any = None
+    has_value: bool = True
+    line: int | None = None
+    """Where the stack file says it, when the key path alone does not (a key written twice)."""
+
+    def render(self, source: str, line: int | None = None) -> str:
+        got = f" (got {show(self.value)})" if self.has_value else " (got nothing)" if self.path else ""
+        where = f"{source}:{line}" if line else source
+        key = f" {render_path(self.path)}:" if self.path else ""
+        return f"{where}:{key} {self.message}{got}"
+
+
+def line_of(lines: Mapping[Path, int], path: Path) -> int | None:
+    """The line of `path`, or of its longest prefix that was written in the file."""
+    for end in range(len(path), -1, -1):
+        line = lines.get(path[:end])
+        if line is not None:
+            return line
+    return None
+
+
+def render_path(path: Sequence[str | int]) -> str:
+    """`('eks-karpenter:nodePools', 0, 'name')` -> `eks-karpenter:nodePools[0].name`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not part:
+            out += '[""]'  # an empty key, which dots alone would hide
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+def show(value: Any, width: int = 80) -> str:
+    """A config value as it would be written in JSON, cut to `width` characters for messages."""
+    try:
+        text = json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+class ConfigError(pulumi.RunError):
+    """Invalid stack config. `pulumi.RunError`, so Pulumi prints the message without a traceback.
+
+    `lines` maps key paths to the stack file line they were written on (see eks_karpenter/stackfile.py); an issue
+    gets the line of its longest written prefix (a missing key: the line of the object that lacks it).
+    """
+
+    def __init__(self, source: str, issues: Iterable[Issue], lines: Mapping[Path, int] | None = None) -> None:
+        self.source = source
+        self.lines = dict(lines or {})
+
+        def line(issue: Issue) -> int:
+            return issue.line or line_of(self.lines, issue.path) or 0
+
+        # In file order, as a reader goes through the file to fix them.
+        self.issues = sorted(issues, key=lambda i: (line(i), render_path(i.path), i.message))
+        rendered = [i.render(source, line(i) or None) for i in self.issues]
+        noun = "problem" if len(rendered) == 1 else "problems"
+        super().__init__(f"invalid stack config, {len(rendered)} {noun}:\n" + "\n".join(rendered))
+
+
+def issues_from_validation_error(err: ValidationError, prefix: Path = ()) -> list[Issue]:
+    """Pydantic's errors as `Issue`s; locations already use the YAML (alias) spelling."""
+    issues = []
+    for e in err.errors():
+        loc: Path = tuple(p for p in e["loc"] if not _is_union_tag(p))
+        missing = e["type"] == "missing"
+        message = e["msg"].removeprefix("Value error, ")
+        value = e.get("input")
+        if e["type"] == "string_type" and isinstance(value, (bool, int, float)):
+            # Unquoted, YAML reads `1.30` as 1.3, `0777` as 511 and `true` as a boolean.
+            kind = "a boolean" if isinstance(value, bool) else "a number"
+            message += f"; YAML read this value as {kind}: quote it to keep it as written"
+        issues.append(Issue(prefix + loc, message, None if missing else e.get("input"), has_value=not missing))
+    return issues
+
+
+def _is_union_tag(part: Any) -> bool:
+    # pydantic adds the member type name for unions (e.g. 'function-after[...]'); it is not a key.
+    return isinstance(part, str) and ("[" in part or part in {"str", "int", "bool", "float"})
+
+
+
+_documented: set[type[Model]] = set()
+_schemas_documented = False
+
+
+def _subclasses(cls: type[Model]) -> list[type[Model]]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+def _document_fields() -> None:
+    """Every config model's attribute docstrings as its fields' descriptions, as pydantic's
+    `use_attribute_docstrings` would set them at import."""
+    global _schemas_documented
+    if _schemas_documented:
+        return
+    _schemas_documented = True
+    models = [m for m in _subclasses(Model) if "__pydantic_fields__" in m.__dict__]
+    for model in models:
+        if model not in _documented:
+            _describe(model)
+    for model in models:  # the descriptions reach the JSON Schema only through a rebuilt core schema
+        model.model_rebuild(force=True)
+
+
+def _describe(model: type[Model]) -> None:
+    from pydantic._internal._docs_extraction import extract_docstrings_from_cls
+
+    _documented.add(model)
+    docs: dict[str, str] = {}
+    for klass in reversed(model.__mro__):  # inherited fields keep the docstring of the class that declares them
+        if isinstance(klass, type) and issubclass(klass, Model) and klass is not Model:
+            docs.update(extract_docstrings_from_cls(klass, use_inspect=True))
+    for name, field in model.__pydantic_fields__.items():
+        if field.description is None and name in docs:
+            field.description = docs[name]
