@@ -130,7 +130,22 @@ def test_unknown_key_missing_key_and_type_errors_each_get_their_line() -> None:
 
 def test_duplicate_keys_are_refused_not_silently_overwritten() -> None:
     text = "deployments:\n  - name: web\n    replicas: 1\n    cpu: 1\n    cpu: 2\n"
-    assert errors(text) == ["workloads/web.yaml:5: deployments[0].cpu: duplicate key (first at line 4)"]
+    assert errors(text) == ["workloads/web.yaml:5: deployments[0].cpu: duplicate key 'cpu': also defined at line 4"]
+
+
+def test_workload_files_are_read_like_stack_files() -> None:
+    """One YAML reader for every file we read (eks_karpenter.stackfile): `yes` and dates stay strings, as in
+    yaml.v3, instead of YAML 1.1 booleans and dates that a string field then refuses; every duplicate is named."""
+    text = ("deployments:\n  - name: web\n    replicas: 1\n    cpu: 1\n"
+            "    nodeSelector: {workload-tier: yes, rollout: 2026-01-31}\n")
+    assert parse_workload(text, "w.yaml").deployments[0].node_selector == {"workload-tier": "yes",
+                                                                            "rollout": "2026-01-31"}
+    twice = "deployments:\n  - name: web\n    name: api\n    replicas: 1\n    replicas: 2\n    cpu: 1\n"
+    assert errors(twice) == ["workloads/web.yaml:3: deployments[0].name: duplicate key 'name': also defined at line 2",
+                             "workloads/web.yaml:5: deployments[0].replicas: duplicate key 'replicas': also defined "
+                             "at line 4"]
+    assert errors("# workloads\ndaemonSets: []\n") == [
+        "workloads/web.yaml:2: deployments: Field required (got nothing)"]
 
 
 def test_syntax_errors_and_wrong_shapes() -> None:

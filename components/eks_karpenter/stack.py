@@ -29,8 +29,9 @@ from eks_karpenter.karpenter.rules import (
 )
 from eks_karpenter.network.config import NetworkConfig
 from eks_karpenter.network.rules import validate_network, validate_network_for_cluster
+from eks_karpenter.nodepool.class_rules import validate_node_class_environment
 from eks_karpenter.nodepool.config import NodeClassConfig, NodePoolConfig, default_node_classes, default_node_pools
-from eks_karpenter.nodepool.rules import validate_node_class_environment, validate_node_config
+from eks_karpenter.nodepool.rules import validate_node_config
 from eks_karpenter.nth.config import NthConfig
 from eks_karpenter.nth.rules import validate_nth
 from eks_karpenter.stackfile import provider_config_keys, suggest

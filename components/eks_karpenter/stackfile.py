@@ -250,8 +250,8 @@ class _Reader:
             if key in seen:
                 named = (config_key(key, self.project) or key,) if path == ("config",) and self.project else (
                     path + (key,))
-                self.issue(named, line, f"duplicate key {key!r}: also defined at line {seen[key]}; Pulumi "
-                           "refuses a stack file with a key written twice", None, False)
+                why = "; Pulumi refuses a stack file with a key written twice" if self.project else ""
+                self.issue(named, line, f"duplicate key {key!r}: also defined at line {seen[key]}{why}", None, False)
                 continue
             seen[key] = line
             child = self._child(path, key, line)

@@ -1,5 +1,6 @@
 """Karpenter node classes and pools: typed config, rules, pure manifests, workload helpers, Pulumi components."""
 
+from eks_karpenter.nodepool.class_rules import user_data_problem
 from eks_karpenter.nodepool.component import NodeClass, NodeClassArgs, NodePool, NodePoolArgs
 from eks_karpenter.nodepool.config import (
     NodeClassConfig,
@@ -8,7 +9,7 @@ from eks_karpenter.nodepool.config import (
     default_node_pools,
 )
 from eks_karpenter.nodepool.manifests import pool_requirements, render_node_class, render_node_pool
-from eks_karpenter.nodepool.rules import user_data_problem, validate_node_config, warnings_for
+from eks_karpenter.nodepool.rules import validate_node_config, warnings_for
 from eks_karpenter.nodepool.workload import scheduling_for, toleration_for
 
 __all__ = [

@@ -1,14 +1,7 @@
 """What-if placement of a workload's pods: on a stack's Karpenter NodePools versus a fixed managed node group."""
 
-from eks_karpenter.simulate.schedule import (
-    FixedResult,
-    KarpenterResult,
-    Pool,
-    pool_from_manifest,
-    pools_for_stack,
-    schedule,
-    schedule_fixed,
-)
+from eks_karpenter.simulate.pools import Pool, pool_from_manifest, pools_for_stack
+from eks_karpenter.simulate.schedule import FixedResult, KarpenterResult, schedule, schedule_fixed
 from eks_karpenter.simulate.workload import Workload, WorkloadError, load_workload, parse_workload
 
 __all__ = [

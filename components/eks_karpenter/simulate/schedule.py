@@ -2,15 +2,7 @@
 
 Pure: rendered NodePool manifests and the catalogue in, node counts and prices out.
 
-**Which pools take a pod** (Karpenter's compatibility rules, simplified to node selectors):
-- the pod tolerates every `NoSchedule`/`NoExecute` taint of the pool (not its `startupTaints`); a pool whose
-  `PreferNoSchedule` taints it does not tolerate is used only when no other pool can take it (Karpenter's last
-  relaxation);
-- every node selector entry is satisfied: by the template labels (equality), by the requirements on that key
-  (In / NotIn / Exists / DoesNotExist / Gt / Lt), and, for a well-known instance label (family, size, arch, ...),
-  by the admitted types carrying it, which restricts the types the pod's node may be; a key the pool neither
-  labels nor constrains is unsatisfiable, except a zone or region of the stack's network;
-- pools are tried by descending `weight` (unset = 0), then by name.
+**Which pools take a pod**: see compatibility.py (pools themselves: pools.py).
 
 **Which nodes** (Karpenter's provisioning loop, first-fit decreasing): pods are taken largest first (CPU, then
 memory). Each pod goes to the first in-flight node that can still take it, else opens a node in the first pool that
@@ -22,226 +14,26 @@ requests), and the pool's `limits` allow that type; it launches as the cheapest 
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from eks_karpenter.catalogue import Catalogue, InstanceType, Requirement, admitted_for
-from eks_karpenter.catalogue.model import ARCH, MEMORY, OS
-from eks_karpenter.nodepool.manifests import render_node_class, render_node_pool
-from eks_karpenter.simulate.workload import Deployment, Workload, cpu_millis, memory_bytes, quantity
-from eks_karpenter.stack import StackConfig
-
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
-CAPACITY_TYPE = "karpenter.sh/capacity-type"
-ZONE, REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
-MIB = 1 << 20
-
-
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    value: str | None
-    effect: str
-
-    def __str__(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}" if self.value is not None else f"{self.key}:{self.effect}"
-
-
-@dataclass(frozen=True)
-class Pool:
-    """A NodePool as the scheduler sees it."""
-
-    name: str
-    weight: int
-    labels: Mapping[str, str]
-    """Template labels, plus `karpenter.sh/nodepool`."""
-    requirements: tuple[Requirement, ...]
-    taints: tuple[Taint, ...]
-    types: tuple[InstanceType, ...]
-    """Admitted types with a price, cheapest first (ties: by name)."""
-    unpriced: int
-    """Admitted types without a price in the catalogue (never chosen)."""
-    limits: Mapping[str, int]
-    """`cpu` in millicores, `memory` in bytes, `nodes` and extended resources as counts."""
-    capacity_types: tuple[str, ...]
-    offerings: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    """Values of keys the pool does not pin but the stack provides (its zones, its region)."""
-    limits_text: Mapping[str, str] = field(default_factory=dict)
-    """`limits` as written in the manifest."""
-
-    @property
-    def spot(self) -> bool:
-        return "spot" in self.capacity_types
-
-
-def _limit_value(key: str, text: str) -> int:
-    if key == "cpu":
-        return cpu_millis(text)
-    if key == "memory":
-        return memory_bytes(text)
-    return math.floor(quantity(text))
-
-
-def pool_from_manifest(manifest: Mapping[str, object], node_class: Mapping[str, object] | None,
-                       catalogue: Catalogue, offerings: Mapping[str, frozenset[str]] | None = None) -> Pool:
-    """A rendered NodePool (and its EC2NodeClass) as a `Pool`."""
-    spec = manifest["spec"]
-    assert isinstance(spec, Mapping)
-    template = spec["template"]
-    tspec = template["spec"]
-    name = str(manifest["metadata"]["name"])  # type: ignore[index]
-    adm = admitted_for(manifest, node_class, catalogue)
-    priced = sorted(adm.priced, key=lambda t: (t.on_demand_hourly, t.name))
-    reqs = tuple(Requirement.from_manifest(r) for r in tspec.get("requirements") or ())
-    capacity = next((r.values for r in reqs if r.key == CAPACITY_TYPE and r.operator == "In"),
-                    ("spot", "on-demand"))
-    labels = {**(template.get("metadata") or {}).get("labels", {}), NODEPOOL_LABEL: name}
-    taints = tuple(Taint(t["key"], t.get("value"), t["effect"]) for t in tspec.get("taints") or ())
-    written = {str(k): str(v) for k, v in (spec.get("limits") or {}).items()}
-    limits = {k: _limit_value(k, v) for k, v in written.items()}
-    return Pool(name, int(spec.get("weight") or 0), labels, reqs, taints, tuple(priced),
-                len(adm.types) - len(priced), limits, tuple(capacity), dict(offerings or {}), written)
-
-
-# --- compatibility ----------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Refusal:
-    """Why a pool cannot take a pod: a kind (for the headline) and the detail."""
-
-    kind: str
-    """`taint`, `label`, `arch`, `type`, `size` or `limit`."""
-    detail: str
-
-
-def _requirement_admits(req: Requirement, value: str) -> bool:
-    op = req.operator
-    if op == "In":
-        return value in req.values
-    if op == "NotIn":
-        return value not in req.values
-    if op == "Exists":
-        return True
-    if op == "DoesNotExist":
-        return False
-    try:
-        number, bound = int(value), int(req.values[0])
-    except ValueError:
-        return False
-    return {"Gt": number > bound, "Lt": number < bound, "Gte": number >= bound, "Lte": number <= bound}.get(op, False)
-
-
-@dataclass(frozen=True)
-class Pod:
-    """One deployment's pods, reduced to what scheduling needs."""
-
-    deployment: str
-    count: int
-    cpu: int
-    """Millicores."""
-    memory: int
-    """Bytes."""
-    selector: tuple[tuple[str, str], ...]
-    deployment_spec: Deployment
-
-    @staticmethod
-    def of(d: Deployment) -> Pod:
-        return Pod(d.name, d.replicas, d.cpu_millis, d.memory_bytes, tuple(sorted(d.selector().items())), d)
-
-
-@dataclass(frozen=True)
-class Overhead:
-    """DaemonSet requests taken off every node."""
-
-    cpu: int = 0
-    memory: int = 0
-    pods: int = 0
-
-    @staticmethod
-    def of(workload: Workload) -> Overhead:
-        return Overhead(sum(cpu_millis(d.cpu) for d in workload.daemon_sets),
-                        sum(memory_bytes(d.memory) for d in workload.daemon_sets), len(workload.daemon_sets))
-
-
-def fits_count(t: InstanceType, cpu: int, memory: int, pods: int, pod: Pod) -> int:
-    """How many more of `pod` fit on type `t` already holding cpu/memory/pods (overhead included)."""
-    free_cpu, free_mem, free_pods = t.cpu_millis - cpu, t.memory_mib * MIB - memory, t.pods - pods
-    if free_cpu < 0 or free_mem < 0 or free_pods <= 0:
-        return 0
-    n = free_pods
-    if pod.cpu:
-        n = min(n, free_cpu // pod.cpu)
-    if pod.memory:
-        n = min(n, free_mem // pod.memory)
-    return n
-
-
-def _largest_first(types: tuple[InstanceType, ...]) -> tuple[InstanceType, ...]:
-    return tuple(sorted(types, key=lambda t: (-t.cpu_millis, -t.memory_mib, -t.pods)))
-
-
-Check = tuple[tuple[InstanceType, ...] | None, Refusal | None, bool]
-
-
-def check(pool: Pool, pod: Pod, overhead: Overhead, label_keys: frozenset[str]) -> Check:
-    """(candidate types, refusal, relaxed): the types a node of `pool` may be for `pod`, or why none; `relaxed`
-    when the pod only fits by tolerating a `PreferNoSchedule` taint. Unrestricted candidates are `pool.types`
-    itself (so callers can skip intersecting)."""
-    types, refusal, relaxed = eligible(pool, pod, label_keys)
-    if types is None:
-        return types, refusal, relaxed
-    return fitting(types, pod, overhead), None, relaxed
-
-
-def fitting(types: tuple[InstanceType, ...], pod: Pod, overhead: Overhead,
-            largest: tuple[InstanceType, ...] | None = None) -> tuple[InstanceType, ...] | None:
-    """`types` if one of them holds the pod (after DaemonSet requests), else None."""
-    # Largest first: a pod that fits anywhere fits the first type tried.
-    order = largest if largest is not None else _largest_first(types)
-    if any(fits_count(t, overhead.cpu, overhead.memory, overhead.pods, pod) for t in order):
-        return types
-    return None
-
-
-def size_refusal(overhead: Overhead) -> Refusal:
-    return Refusal("size", "pod larger than any admitted type" + (
-        " (after DaemonSet requests)" if overhead.cpu or overhead.memory else ""))
-
-
-def eligible(pool: Pool, pod: Pod, label_keys: frozenset[str]) -> Check:
-    """`check` without the size: depends only on the pod's selector and tolerations (cached per pool by callers)."""
-    relaxed = False
-    tolerations = pod.deployment_spec.tolerations
-    for taint in pool.taints:
-        if not any(t.tolerates(taint.key, taint.value, taint.effect) for t in tolerations):
-            if taint.effect == "PreferNoSchedule":
-                relaxed = True
-            else:
-                return None, Refusal("taint", f"taint {taint} not tolerated"), False
-    types = pool.types
-    for key, value in pod.selector:
-        kind = "arch" if key == ARCH else "label"
-        if key == NODEPOOL_LABEL or key in pool.labels:
-            if pool.labels.get(key) != value:
-                have = pool.labels.get(key)
-                return None, Refusal(kind, f"label {key}={have}, not {value}" if have is not None
-                                     else f"no label {key}={value}"), False
-            continue
-        reqs = [r for r in pool.requirements if r.key == key]
-        if any(not _requirement_admits(r, value) for r in reqs):
-            return None, Refusal(kind, f"requirements do not allow {key}={value}"), False
-        if key in label_keys and key != OS:
-            kept = tuple(t for t in types if t.labels.get(key) == value)
-            if not kept:
-                what = f"architecture {value}" if key == ARCH else f"{key}={value}"
-                return None, Refusal(kind if key == ARCH else "type", f"no admitted type has {what}"), False
-            types = types if len(kept) == len(types) else kept
-        elif not reqs and key not in label_keys and value not in pool.offerings.get(key, frozenset()):
-            return None, Refusal("label", f"no label {key}={value}"), False
-    return types, None, relaxed
-
+from eks_karpenter.catalogue import InstanceType
+from eks_karpenter.catalogue.model import ARCH, MEMORY
+from eks_karpenter.simulate.compatibility import (
+    MIB,
+    Check,
+    Overhead,
+    Pod,
+    Refusal,
+    eligible,
+    fits_count,
+    fitting,
+    largest_first,
+    size_refusal,
+)
+from eks_karpenter.simulate.pools import CAPACITY_TYPE, Pool
+from eks_karpenter.simulate.workload import Workload
 
 # --- placement ---------------------------------------------------------------------------------------------------
 
@@ -473,7 +265,7 @@ def schedule(pools: Sequence[Pool], workload: Workload, label_keys: frozenset[st
             types, refusal, soft = checked[key]
             if types is not None:
                 if id(types) not in largest:
-                    largest[id(types)] = _largest_first(types)
+                    largest[id(types)] = largest_first(types)
                 types = fitting(types, pod, overhead, largest[id(types)])
                 refusal = None if types is not None else size_refusal(overhead)
             if types is None:
@@ -582,13 +374,3 @@ def schedule_fixed(instance_type: InstanceType, workload: Workload) -> FixedResu
             left -= take
         placed += pod.count
     return FixedResult(instance_type, len(nodes), placed, tuple(unschedulable))
-
-
-# --- a stack's pools --------------------------------------------------------------------------------------------
-
-def pools_for_stack(cfg: StackConfig, catalogue: Catalogue) -> list[Pool]:
-    """Every NodePool of a validated stack config, rendered as `pulumi up` would render it."""
-    classes = {nc.name: render_node_class(nc, cfg.cluster.name, "node-role", {}) for nc in cfg.node_classes}
-    offerings = {ZONE: frozenset(cfg.network.zones), REGION: frozenset({cfg.region})}
-    return [pool_from_manifest(render_node_pool(p), classes.get(p.node_class), catalogue, offerings)
-            for p in cfg.node_pools]

@@ -14,10 +14,10 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, ValidationError
 
 from eks_karpenter._model import Issue, Model, Path, issues_from_validation_error, render_path, show
+from eks_karpenter.stackfile import parse_yaml
 
 ARCH_LABEL = "kubernetes.io/arch"
 
@@ -192,50 +192,6 @@ def _render(source: str, line: int | None, issue: Issue) -> str:
     return f"{where}: {key}{issue.message}{got}"
 
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser, where built in, is ~10x faster
-
-
-def _compose_with_lines(text: str) -> tuple[Any, dict[Path, int]]:
-    """Parse YAML, mapping every key path to its 1-based line; refuse duplicate keys.
-
-    Private on purpose: the shared line-aware stack-file reader (eks_karpenter/stackfile.py) replaces it once merged.
-    Raises `ValueError((line, message, path))` for syntax errors and duplicate keys.
-    """
-    loader = _LOADER(text)
-    try:
-        node = loader.get_single_node()
-        lines: dict[Path, int] = {}
-
-        def walk(n: yaml.Node, path: Path) -> None:
-            if isinstance(n, yaml.MappingNode):
-                first: dict[Any, int] = {}
-                for key_node, value_node in n.value:
-                    key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.value)
-                    line = key_node.start_mark.line + 1
-                    if key in first:
-                        raise ValueError((line, f"duplicate key (first at line {first[key]})", path + (key,)))
-                    first[key] = line
-                    lines[path + (key,)] = line
-                    walk(value_node, path + (key,))
-            elif isinstance(n, yaml.SequenceNode):
-                for i, item in enumerate(n.value):
-                    lines[path + (i,)] = item.start_mark.line + 1
-                    walk(item, path + (i,))
-
-        if node is None:
-            return None, lines
-        walk(node, ())
-        lines[()] = node.start_mark.line + 1
-        return loader.construct_document(node), lines
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise ValueError(((mark.line + 1) if mark else None, f"not valid YAML: {exc.problem or exc}", ())) from None
-    except yaml.YAMLError as exc:
-        raise ValueError((None, f"not valid YAML: {exc}", ())) from None
-    finally:
-        loader.dispose()
-
-
 def _line_of(lines: dict[Path, int], path: Path) -> int | None:
     """The line of the key path, or of its nearest written ancestor (a missing key: its parent's line)."""
     for end in range(len(path), -1, -1):
@@ -246,11 +202,12 @@ def _line_of(lines: dict[Path, int], path: Path) -> int | None:
 
 def parse_workload(text: str, source: str) -> Workload:
     """Validate a workload file's text. Raises one `WorkloadError` naming `source`, lines and keys."""
-    try:
-        data, lines = _compose_with_lines(text)
-    except ValueError as exc:
-        line, message, path = exc.args[0]
-        raise WorkloadError(source, [(line, Issue(path, message, has_value=False))]) from None
+    # The stack files' reader: the same YAML reading (yaml.v3's), duplicate keys refused, every key path's line.
+    data, lines, problems = parse_yaml(text)
+    if lines:  # the document itself is where its first key or item is (the reader records keys and items only)
+        lines.setdefault((), min(lines.values()))
+    if problems:
+        raise WorkloadError(source, [(i.line or _line_of(lines, i.path), i) for i in problems])
     if not isinstance(data, dict):
         raise WorkloadError(source, [(_line_of(lines, ()), Issue(
             (), f"expected a mapping with a `deployments:` list (got {show(data)})", has_value=False))])
