@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -19,6 +20,9 @@ _BUILT: dict[str, Path] = {}
 def built_wheel() -> Path:
     """The path of `eks_karpenter-<version>-py3-none-any.whl` built from this checkout (cached for the session)."""
     if "wheel" not in _BUILT:
+        if importlib.util.find_spec("hatchling") is None:
+            raise AssertionError("hatchling (the build backend, in the dev extra) is not installed: run "
+                                 "`.venv/bin/pip install -c constraints.txt -e '.[dev]'`")
         out = Path(tempfile.mkdtemp(prefix="eks-karpenter-wheel-"))
         # A copy without build leftovers would be slower; hatchling only packs `components/eks_karpenter`.
         proc = subprocess.run(
