@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import shutil
@@ -24,6 +25,7 @@ def built_wheel() -> Path:
             raise AssertionError("hatchling (the build backend, in the dev extra) is not installed: run "
                                  "`.venv/bin/pip install -c constraints.txt -e '.[dev]'`")
         out = Path(tempfile.mkdtemp(prefix="eks-karpenter-wheel-"))
+        atexit.register(shutil.rmtree, out, ignore_errors=True)
         # A copy without build leftovers would be slower; hatchling only packs `components/eks_karpenter`.
         proc = subprocess.run(
             [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
