@@ -357,3 +357,7 @@ def main(argv: list[str] | None = None, prog: str = "eks-karpenter") -> int:
         # Config errors are for people: the message names the file and key; a traceback would bury it.
         print(f"error: {exc}", file=sys.stderr)
         return 1
+
+
+if __name__ == "__main__":  # `python -m eks_karpenter.cli`, the console script's equivalent without a script
+    sys.exit(main())

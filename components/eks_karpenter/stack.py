@@ -17,7 +17,7 @@ from eks_karpenter._model import ConfigError, Issue, Model, Path, issues_from_va
 from eks_karpenter.access.config import AccessConfig
 from eks_karpenter.access.rules import validate_access
 from eks_karpenter.arns import allowed_accounts, region_issues
-from eks_karpenter.cluster.config import ClusterConfig
+from eks_karpenter.cluster.config import ClusterConfig, ClusterName
 from eks_karpenter.cluster.rules import validate_cluster, validate_cluster_environment, validate_kubernetes_version
 from eks_karpenter.compatibility import validate_node_class_amis
 from eks_karpenter.interruption.config import InterruptionConfig
@@ -27,7 +27,7 @@ from eks_karpenter.karpenter.rules import (
     validate_karpenter_environment,
     validate_karpenter_placement,
 )
-from eks_karpenter.network.config import NetworkConfig
+from eks_karpenter.network.config import NetworkConfig, default_availability_zones
 from eks_karpenter.network.rules import validate_network, validate_network_for_cluster
 from eks_karpenter.nodepool.class_rules import validate_node_class_environment
 from eks_karpenter.nodepool.config import NodeClassConfig, NodePoolConfig, default_node_classes, default_node_pools
@@ -47,9 +47,15 @@ class StackConfig(Model):
     region: str
     """From `aws:region`."""
     cluster: ClusterConfig
-    """`eks-karpenter:cluster`: the EKS cluster (created, or adopted with `existing: true`)."""
-    network: NetworkConfig
-    """`eks-karpenter:network`: the VPC (created, or adopted with `vpcId`)."""
+    """`eks-karpenter:cluster`: the EKS cluster (created, or adopted with `existing: true`). Required, unless
+    `eks-karpenter:clusterName` gives the name and every other cluster setting keeps its default."""
+    cluster_name: ClusterName | None = None
+    """`eks-karpenter:clusterName`: shortcut for `cluster.name` as one plain string (what `pulumi new` prompts
+    write): fills `cluster.name` when the `cluster` section is absent or has no name; refused when both are given
+    and differ."""
+    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    """`eks-karpenter:network`: the VPC (created, or adopted with `vpcId`). Default: a new VPC, 10.0.0.0/16 over
+    three zones of the region (see `availabilityZones`)."""
     karpenter: KarpenterConfig = Field(default_factory=KarpenterConfig)
     """`eks-karpenter:karpenter`: the Karpenter install, its controller identity and node role."""
     node_classes: list[NodeClassConfig] = Field(default_factory=default_node_classes)
@@ -76,8 +82,8 @@ class StackConfig(Model):
 SECTIONS = tuple((f.alias or name) for name, f in StackConfig.model_fields.items() if name != "region")
 
 
-def _key(section: str) -> str:
-    return f"{PROJECT}:{section}"
+def _key(section: str, project: str = PROJECT) -> str:
+    return f"{project}:{section}"
 
 
 # Namespaces of config keys something reads: this project's, the AWS provider's (the program uses the default
@@ -159,24 +165,57 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     accounts, account_problems = allowed_accounts(config)
     issues += account_problems
     parsed: dict[str, Any] = {"region": region if not region_problems else "us-east-1"}
+    issues += _apply_cluster_name(config, raw, project, parsed, failed)
     for name, field in StackConfig.model_fields.items():
         alias = field.alias or name
-        if name == "region" or (alias not in raw and not field.is_required()):
+        if name in ("region", "cluster_name") or name in failed or (alias not in raw and not field.is_required()):
             continue
         if alias not in raw:
-            issues.append(Issue((_key(alias),), "required", None, has_value=False))
+            hint = f" (or give just the name with {_key('clusterName', project)})" if name == "cluster" else ""
+            issues.append(Issue((_key(alias, project),), f"required{hint}", None, has_value=False))
             failed.add(name)
             continue
         try:
             parsed[name] = TypeAdapter(field.annotation).validate_python(raw[alias])  # type: ignore[arg-type]
         except ValidationError as err:
-            issues += issues_from_validation_error(err, (_key(alias),))
+            issues += issues_from_validation_error(err, (_key(alias, project),))
             failed.add(name)
+    if "network" not in failed and "region" not in failed:
+        network: NetworkConfig = parsed.get("network", NetworkConfig())
+        zones = default_availability_zones(parsed["region"])
+        if not network.adopting and network.availability_zones is None and zones is not None:
+            parsed["network"] = network.model_copy(update={"availability_zones": zones})
     cfg = StackConfig.model_construct(**parsed)
     issues += validate_stack(cfg, project, failed=frozenset(failed), accounts=accounts, today=today)
     if issues:
         raise ConfigError(source, issues, lines)
     return StackConfig.model_validate(parsed)  # parsed sections are kept as they are (fields_set intact)
+
+
+def _apply_cluster_name(config: Mapping[str, str], raw: dict[str, Any], project: str, parsed: dict[str, Any],
+                        failed: set[str]) -> list[Issue]:
+    """`<project>:clusterName` into `raw["cluster"]`: the section's name when it has none (or the whole section
+    when absent). A name given twice must agree, so a copied stack file cannot silently keep the wrong one."""
+    key = f"{project}:clusterName"
+    text = config.get(key)
+    if text is None:
+        return []
+    try:
+        name = TypeAdapter(ClusterName).validate_python(text)  # the plain string, even if it reads as JSON
+    except ValidationError as err:
+        failed.update({"cluster_name", "cluster"} if "cluster" not in raw else {"cluster_name"})
+        return issues_from_validation_error(err, (key,))
+    parsed["cluster_name"] = name
+    raw.pop("clusterName", None)
+    section = raw.get("cluster")
+    if section is None:
+        raw["cluster"] = {"name": name}
+    elif isinstance(section, dict) and "name" not in section:
+        raw["cluster"] = {"name": name, **section}
+    elif isinstance(section, dict) and section["name"] != name:
+        return [Issue((key,), f"disagrees with {project}:cluster name ({section['name']!r}): give the name once",
+                      name)]
+    return []
 
 
 def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[str] = frozenset(),
@@ -189,7 +228,7 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
     must point into them when given.
     """
     def at(section: str) -> Path:
-        return (_key(section),)
+        return (_key(section, project),)
 
     def ok(*sections: str) -> bool:
         return not failed.intersection(sections)
@@ -261,7 +300,8 @@ def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
             "config": {
                 "type": "object",
                 "properties": properties,
-                "required": [REGION_KEY, _key("cluster"), _key("network")],
+                "required": [REGION_KEY],
+                "anyOf": [{"required": [_key("cluster")]}, {"required": [_key("clusterName")]}],
                 # Keys something reads (see namespace_issues): this project's (also bare), the AWS provider's,
                 # and the engine's `pulumi:` keys.
                 "propertyNames": {"anyOf": [

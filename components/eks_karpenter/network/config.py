@@ -27,6 +27,25 @@ def _ipv4_network(value: str) -> str:
 
 Cidr = Annotated[str, AfterValidator(_ipv4_network)]
 
+# Regions where `<region>a`, `b` and `c` are not three zones a new account can use: the zones to use instead, or
+# None where the usable zone names differ per account, so the stack must name them. Zone names map to physical
+# zones per account; `aws ec2 describe-availability-zones --region R` lists an account's own.
+ZONE_EXCEPTIONS: dict[str, tuple[str, ...] | None] = {
+    "ap-northeast-1": ("ap-northeast-1a", "ap-northeast-1c", "ap-northeast-1d"),  # no `b` for new accounts
+    "ca-central-1": ("ca-central-1a", "ca-central-1b", "ca-central-1d"),  # there is no `c`
+    "cn-north-1": ("cn-north-1a", "cn-north-1b", "cn-north-1d"),  # there is no `c`
+    "us-west-1": None,  # two zones per account, `a`+`b` or `b`+`c` depending on the account
+}
+
+
+def default_availability_zones(region: str) -> list[str] | None:
+    """Three zones of `region` for a new VPC when `availabilityZones` is not given; None where the stack must
+    name them (see ZONE_EXCEPTIONS). us-east-1's `e` is never picked: it lacks newer instance types."""
+    if region in ZONE_EXCEPTIONS:
+        zones = ZONE_EXCEPTIONS[region]
+        return list(zones) if zones is not None else None
+    return [f"{region}{letter}" for letter in "abc"]
+
 
 class FlowLogsConfig(Model):
     """VPC flow logs of the VPC this stack creates: who talked to what, for incident response and audits."""
@@ -48,12 +67,14 @@ class FlowLogsConfig(Model):
 
 
 class NetworkConfig(Model):
-    """The VPC the cluster lives in. Give `availabilityZones` to create one; give `vpcId` and
-    `privateSubnetIds` to adopt an existing VPC (its subnets are tagged, never recreated)."""
+    """The VPC the cluster lives in. By default a new VPC (10.0.0.0/16 over three zones of the region); give
+    `vpcId` and `privateSubnetIds` to adopt an existing VPC (its subnets are tagged, never recreated)."""
 
     availability_zones: list[AvailabilityZone] | None = Field(None, min_length=2, max_length=6)
     """Zones to spread subnets over (2 to 6), e.g. [eu-west-1a, eu-west-1b]. Create mode only; append new zones
-    at the end, since a zone's position decides its subnet ranges."""
+    at the end, since a zone's position decides its subnet ranges. Default: `<region>a`, `b`, `c`, except in
+    regions where those are not three usable zones (ap-northeast-1: a, c, d; ca-central-1 and cn-north-1: a, b,
+    d; us-west-1: required, since its zones differ per account)."""
 
     vpc_cidr: Cidr = "10.0.0.0/16"
     """VPC range (/16 to /20). Private subnets take one eighth each, public ones a sixty-fourth."""

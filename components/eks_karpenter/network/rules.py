@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eks_karpenter._model import Issue, Path
-from eks_karpenter.network.config import NetworkConfig
+from eks_karpenter.network.config import NetworkConfig, default_availability_zones
 from eks_karpenter.tags import reserved_tag_key
 
 _CREATE_ONLY = ("availability_zones", "vpc_cidr", "nat_gateways", "flow_logs")
@@ -44,8 +44,13 @@ def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[I
                 issues.append(Issue(at + (alias[name],), "only applies when adopting a VPC; set vpcId too, or "
                                     "remove it", dump[alias[name]]))
         if cfg.availability_zones is None:
-            issues.append(Issue(at + ("availabilityZones",), "required when creating a VPC (or set vpcId to "
-                                "adopt one)", None, has_value=False))
+            # load_stack_config fills the region's default zones: from a stack file only regions without one get
+            # here. Without a valid `aws:region` (its own error) there is nothing to say about zones.
+            if region is not None:
+                why = (f" in {region}: its usable zones differ per account (`aws ec2 describe-availability-zones`)"
+                       if default_availability_zones(region) is None else "")
+                issues.append(Issue(at + ("availabilityZones",), f"required when creating a VPC{why} (or set "
+                                    "vpcId to adopt one)", None, has_value=False))
         elif len(set(cfg.availability_zones)) != len(cfg.availability_zones):
             issues.append(Issue(at + ("availabilityZones",), "zones must be unique", cfg.availability_zones))
 

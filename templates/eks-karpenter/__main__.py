@@ -1,0 +1,13 @@
+"""An EKS cluster autoscaled by Karpenter, from this stack's file (`Pulumi.<stack>.yaml`).
+
+`pulumi new` wrote `aws:region` and `<project>:clusterName`; everything else has a default: a new VPC
+(10.0.0.0/16 over three zones), the cluster, Karpenter with its interruption queue, and one spot-first NodePool.
+Add `<project>:network`, `<project>:cluster`, `<project>:nodePools`, ... to the stack file to change them; the keys
+are those of eks-karpenter's stack-file schema (`eks-karpenter schema`).
+
+Plan it offline, without AWS credentials: `eks-karpenter plan --stack dev`.
+"""
+
+from eks_karpenter import build_platform, read_stack_config
+
+build_platform(read_stack_config())
