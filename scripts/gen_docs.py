@@ -486,6 +486,43 @@ def committed_plans() -> dict[str, Any]:
             for p in sorted((REPO / "stacks").glob("Pulumi.*.yaml"))}
 
 
+# Three typical mistakes made to the dev stack file: the README shows the error the plan gives for them.
+ERROR_EDITS = (
+    ("availabilityZones: [eu-west-1a, eu-west-1b]", "availabilityZones: [eu-west-1a, us-east-1b]"),
+    ("  eks-karpenter:nodeClasses:", "  karpenter:nodeClasses:"),
+    ('limits: {cpu: "64"', 'limits: {cpus: "64"'),
+)
+
+
+def stack_file_errors() -> str:
+    """What `plan --stack dev` prints for the dev stack file with ERROR_EDITS made, as a fenced block."""
+    import contextlib
+    import io
+    import os
+    import shutil
+    import tempfile
+
+    from eks_karpenter.cli import main
+
+    text = (REPO / "stacks" / "Pulumi.dev.yaml").read_text()
+    for old, new in ERROR_EDITS:
+        if old not in text:
+            raise SystemExit(f"stacks/Pulumi.dev.yaml no longer has {old!r}: update ERROR_EDITS in {__file__}")
+        text = text.replace(old, new, 1)
+    with tempfile.TemporaryDirectory(prefix="gen-docs-") as tmp:
+        root = Path(tmp)
+        shutil.copy(REPO / "Pulumi.yaml", root / "Pulumi.yaml")
+        os.symlink(REPO / "infra", root / "infra")
+        (root / "stacks").mkdir()
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(text)
+        err, out = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            code = main(["plan", "--program", str(root), "--stack", "dev"])
+    if code != 1 or out.getvalue():
+        raise SystemExit(f"expected exit 1 and nothing on stdout, got {code} and {out.getvalue()!r}")
+    return f"```\n{err.getvalue().strip()}\n```"
+
+
 BENCHMARKS = ("scale", "cost", "simulate")
 
 
@@ -501,6 +538,7 @@ def readme_blocks(plans: Mapping[str, Any]) -> dict[str, Callable[[], str]]:
     return {
         "library-api": library_api,
         "resource-counts": lambda: resource_counts(plans),
+        "stack-file-errors": stack_file_errors,
         **{f"benchmark-{name}": functools.partial(benchmark_result, name) for name in BENCHMARKS},
     }
 

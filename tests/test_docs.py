@@ -165,3 +165,17 @@ def test_the_schema_comment_leaves_the_reader_and_its_lines_alone(path: Path) ->
     for key, line in file.lines.items():
         if len(key) == 1 and key != ("config",):  # top-level keys: `  <key>:` at the line the reader says
             assert lines[line - 1].lstrip().startswith(f"{key[0]}:"), (key, line)
+
+
+def test_readme_error_example_names_the_lines_of_the_committed_dev_stack() -> None:
+    lines = (REPO / "stacks" / "Pulumi.dev.yaml").read_text().splitlines()
+
+    def line_of(text: str) -> int:
+        return next(i for i, line in enumerate(lines, 1) if text in line)
+
+    block = gen.stack_file_errors()
+    assert f"stacks/Pulumi.dev.yaml:{line_of('availabilityZones:')}: eks-karpenter:network.availabilityZones[1]" \
+        in block
+    assert f"stacks/Pulumi.dev.yaml:{line_of('eks-karpenter:nodeClasses:')}: karpenter:nodeClasses:" in block
+    assert f"stacks/Pulumi.dev.yaml:{line_of('limits: {cpu:')}: eks-karpenter:nodePools[0].limits.cpus" in block
+    assert block in (REPO / "README.md").read_text()
