@@ -179,3 +179,15 @@ def test_readme_error_example_names_the_lines_of_the_committed_dev_stack() -> No
     assert f"stacks/Pulumi.dev.yaml:{line_of('eks-karpenter:nodeClasses:')}: karpenter:nodeClasses:" in block
     assert f"stacks/Pulumi.dev.yaml:{line_of('limits: {cpu:')}: eks-karpenter:nodePools[0].limits.cpus" in block
     assert block in (REPO / "README.md").read_text()
+
+
+def test_the_examples_in_order_make_one_program_that_plans(tmp_path: Path) -> None:
+    from eks_karpenter.engine import plan_program
+
+    (tmp_path / "Pulumi.yaml").write_text("name: examples\nruntime: python\nmain: __main__.py\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
+    (tmp_path / "__main__.py").write_text("\n".join(gen.EXAMPLES.values()))
+    doc = plan_program(tmp_path, "dev")
+    types = {r.type for r in doc.resources}
+    missing = [c.name for c in gen.components() if c.token not in types]
+    assert not missing, f"examples that register nothing: {missing}"
