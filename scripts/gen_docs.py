@@ -355,7 +355,8 @@ def _cell(text: str) -> str:
 
 
 def anchor(key: str) -> str:
-    return "key-" + "".join(c if c.isalnum() else "-" for c in key)
+    """The HTML id of a key path's row in docs/stack-file.md (`[]` kept apart from `.`: `--` versus `-`)."""
+    return "key-" + key.replace("[]", "--").replace(":", "-").replace(".", "-").lower()
 
 
 def stack_file_page(schema: Mapping[str, Any]) -> str:
@@ -369,14 +370,15 @@ def stack_file_page(schema: Mapping[str, Any]) -> str:
         "when the stack file starts with `# yaml-language-server: $schema=../schema/stack.schema.json`.", "",
     ]
     for key, node in config["properties"].items():
-        lines += [f'<a id="{anchor(key)}"></a>', "", f"## `{key}`" + (" (required)" if key in required else ""),
+        lines += [f"## `{key}`" + (" (required)" if key in required else ""),
                   "", _description(node, schema), "",
                   "| key | type | default | description |", "| --- | --- | --- | --- |"]
         for path, child in key_rows({"properties": {"config": {"properties": {key: node}}},
                                      "$defs": schema["$defs"]}):
             default = f"`{json.dumps(child['default'])}`" if "default" in child else \
                 "required" if child.get("x-required") or path in required else ""
-            lines.append(f"| `{_cell(path)}` | {_cell(type_of(child, schema))} | {_cell(default)} | "
+            lines.append(f'| <a id="{anchor(path)}"></a>`{_cell(path)}` | {_cell(type_of(child, schema))} | '
+                         f"{_cell(default)} | "
                          f"{_cell(_description(child, schema))} |")
         lines.append("")
     return "\n".join(lines)
@@ -425,8 +427,8 @@ def component_page(component: Component, schema: Mapping[str, Any]) -> str:
         described = " ".join(str(schema["$defs"][model].get("description", "")).split())
         lines.append(f"`{model}` (pydantic): {described}")
         if key:
-            top = key.split(".", 1)[0].split("[", 1)[0]
-            lines += ["", f"In a stack file: `{key}` (see [`{top}`](../stack-file.md#{anchor(top)}))."]
+            lines += ["", f"In a stack file: [`{key}`](../stack-file.md#{anchor(key)}) (every key below it is listed "
+                      "there with its type, default and description)."]
     else:
         lines.append("No config model: the inputs above are all it takes.")
     lines += ["", "## Example", "", "As `eks_karpenter/platform.py` wires it. Names of other components (`cluster`, "

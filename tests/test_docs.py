@@ -191,3 +191,14 @@ def test_the_examples_in_order_make_one_program_that_plans(tmp_path: Path) -> No
     types = {r.type for r in doc.resources}
     missing = [c.name for c in gen.components() if c.token not in types]
     assert not missing, f"examples that register nothing: {missing}"
+
+
+def test_component_pages_link_to_rows_of_the_stack_file_page() -> None:
+    ids = re.findall(r'<a id="([^"]+)"></a>', (REPO / "docs" / "stack-file.md").read_text())
+    assert len(ids) == len(set(ids)), "every key path has its own anchor"
+    links = [link for page in (REPO / "docs" / "components").glob("*.md")
+             for link in re.findall(r"\(\.\./stack-file\.md#([^)]+)\)", page.read_text())]
+    assert links and set(links) <= set(ids)
+    targets = [Path(p) for page in (REPO / "docs" / "components").glob("*.md")
+               for p in re.findall(r"\]\((\.\./\.\./[^)#]+)\)", page.read_text())]
+    assert all((REPO / "docs" / "components" / p).resolve().is_file() for p in targets)
