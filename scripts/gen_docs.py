@@ -533,6 +533,29 @@ def stack_file_errors() -> str:
     return f"```\n{err.getvalue().strip()}\n```"
 
 
+# Command outputs the README shows as samples: (block name, `python -m infra` arguments). Fixed inputs only (a
+# fixed `--as-of` day), so the output is the same on any machine and any day.
+SAMPLES = (
+    ("cost-sample", ("cost", "--stack", "prod", "--as-of", "2026-11-23")),
+    ("simulate-sample", ("simulate", "--stack", "prod", "--workload", "examples/workloads/web-batch.yaml")),
+)
+
+
+def command_output(args: tuple[str, ...]) -> str:
+    """What `python -m infra ARGS` prints, run in-process from the repository, as a fenced block."""
+    import contextlib
+    import io
+
+    from eks_karpenter import cli
+
+    out = io.StringIO()
+    with contextlib.chdir(REPO), contextlib.redirect_stdout(out):
+        code = cli.main([args[0], "--program", str(REPO), *args[1:]])
+    if code != 0:
+        raise SystemExit(f"`python -m infra {' '.join(args)}` exited {code}")
+    return f"```\n{out.getvalue().strip()}\n```"
+
+
 BENCHMARKS = ("scale", "cost", "simulate")
 
 
@@ -549,6 +572,7 @@ def readme_blocks(plans: Mapping[str, Any]) -> dict[str, Callable[[], str]]:
         "library-api": library_api,
         "resource-counts": lambda: resource_counts(plans),
         "stack-file-errors": stack_file_errors,
+        **{name: functools.partial(command_output, args) for name, args in SAMPLES},
         **{f"benchmark-{name}": functools.partial(benchmark_result, name) for name in BENCHMARKS},
     }
 
