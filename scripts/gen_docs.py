@@ -425,7 +425,10 @@ def component_page(component: Component, schema: Mapping[str, Any]) -> str:
     if model and model in schema["$defs"]:
         key = _stack_key_of(model, schema)
         described = " ".join(str(schema["$defs"][model].get("description", "")).split())
-        lines.append(f"`{model}` (pydantic): {described}")
+        takes = any(f.name == "config" for f in component.inputs)
+        how = f"Takes `{model}` (pydantic) as its `config` input" if takes else \
+            f"Its inputs come from `{model}` (pydantic), as `eks_karpenter/platform.py` derives them"
+        lines.append(f"{how}: {described}")
         if key:
             lines += ["", f"In a stack file: [`{key}`](../stack-file.md#{anchor(key)}) (every key below it is listed "
                       "there with its type, default and description)."]
