@@ -458,7 +458,8 @@ def component_index(found: list[Component]) -> str:
 
 
 def _public_names() -> list[str]:
-    sys.path.insert(0, str(PACKAGE.parent))
+    if str(PACKAGE.parent) not in sys.path:  # run from a checkout without the package installed
+        sys.path.insert(0, str(PACKAGE.parent))
     return list(importlib.import_module("eks_karpenter").__all__)
 
 
