@@ -27,6 +27,8 @@ from unittest import mock
 
 import yaml
 
+from benchmarks.results import write_result
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -74,34 +76,42 @@ def validate(flat: dict[str, str], admission: bool) -> None:
         load_stack_config(flat, "bench")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--pools", type=int, default=1000)
-    args = parser.parse_args()
+    parser.add_argument("--write-result", action="store_true",
+                        help="also write benchmarks/results/cost.md, the README's source")
+    args = parser.parse_args(argv)
+    lines: list[str] = []
+
+    def out(line: str = "") -> None:
+        print(line, flush=True)
+        lines.append(line)
 
     # On a shared machine wall time follows the load; CPU time is what the command itself costs.
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"| stack | `cost` wall s | CPU s (best of {args.repeat}, fresh process) |")
-    print("| --- | ---: | ---: |")
+    out(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    out(f"| stack | `cost` wall s | CPU s (best of {args.repeat}, fresh process) |")
+    out("| --- | ---: | ---: |")
     for stack in ("dev", "prod", "brownfield"):
         wall, cpu = cost_cli(stack, args.repeat)
-        print(f"| {stack} | {wall:.2f} | {cpu:.2f} |")
+        out(f"| {stack} | {wall:.2f} | {cpu:.2f} |")
 
     n = args.pools
     shared = [{"name": f"p{i}", "minGeneration": 3 + i % 5, "limits": {"cpu": str(10 + i)}} for i in range(n)]
     distinct = [{"name": f"p{i}", "minCpu": 1 + i % 32, "maxCpu": 32 + i // 32, "limits": {"cpu": "100"}}
                 for i in range(n)]
-    print()
-    print(f"| {n} pools | distinct requirement sets | validate s | with admission s | admission adds |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    out()
+    out(f"| {n} pools | distinct requirement sets | validate s | with admission s | admission adds |")
+    out("| --- | ---: | ---: | ---: | ---: |")
     for label, pools, shapes in (("shared shapes", shared, 5), ("all different", distinct, n)):
         flat = flat_config(pools)
         validate(flat, True)  # warm imports and the catalogue
         without = best_of(args.repeat, functools.partial(validate, flat, False))
         with_ = best_of(args.repeat, functools.partial(validate, flat, True))
-        print(f"| {label} | {shapes} | {without:.2f} | {with_:.2f} | {with_ - without:+.2f} |")
-
+        out(f"| {label} | {shapes} | {without:.2f} | {with_:.2f} | {with_ - without:+.2f} |")
+    if args.write_result:
+        write_result("cost", "python -m benchmarks.cost --write-result", "\n".join(lines))
 
 if __name__ == "__main__":
     main()

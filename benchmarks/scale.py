@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import resource
 import statistics
@@ -30,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from benchmarks.results import machine, write_result
 
 REPO = Path(__file__).resolve().parent.parent
 STACK = "prod"
@@ -115,18 +116,6 @@ def run_child(kind: str, n: int, plan: str, cache: str) -> dict[str, Any]:
     return result
 
 
-def machine() -> str:
-    model = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores, {model}, Python {platform.python_version()}"
-
-
 def table_rows(results: dict[int, dict[str, dict[str, float]]]) -> list[str]:
     """Markdown rows from median figures: {N: {"ours": {...}, "floor": {...}}}."""
     rows = []
@@ -153,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[0, 100, 300, 1000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--markdown", action="store_true", help="print only the README block")
+    parser.add_argument("--write-result", action="store_true",
+                        help="also write benchmarks/results/scale.md, the README's source")
     parser.add_argument("--child", nargs=3, metavar=("KIND", "N", "PLAN"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -176,8 +167,11 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(max(5, args.repeat * 2)):
             for kind in imports:
                 imports[kind].append(run_child(kind, 0, plan, cache)["seconds"])
-    print(render_block(machine(), args.repeat, results, statistics.median(imports["import-library"]),
-                       statistics.median(imports["import-providers"])))
+    block = render_block(machine(), args.repeat, results, statistics.median(imports["import-library"]),
+                         statistics.median(imports["import-providers"]))
+    print(block)
+    if args.write_result:
+        write_result("scale", "python -m benchmarks.scale --markdown --write-result", block)
     return 0
 
 

@@ -26,6 +26,8 @@ from eks_karpenter.engine.runner import read_stack_config
 from eks_karpenter.simulate import parse_workload, pools_for_stack, schedule, schedule_fixed
 from eks_karpenter.stack import load_stack_config
 
+from benchmarks.results import write_result
+
 REPO = Path(__file__).resolve().parent.parent
 STACK = "prod"
 CRITICAL = {"nodeSelector": {"workload-tier": "critical"},
@@ -70,12 +72,20 @@ def best(repeat: int, func: Callable[[], object]) -> tuple[float, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--write-result", action="store_true",
+                        help="also write benchmarks/results/simulate.md, the README's source")
     args = parser.parse_args(argv)
+    lines: list[str] = []
+
+    def out(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
     catalogue = load_catalogue()
     cfg = load_stack_config(read_stack_config(REPO / "stacks" / f"Pulumi.{STACK}.yaml", "eks-karpenter"), STACK)
     t_pools, pools = best(args.repeat, functools.partial(pools_for_stack, cfg, catalogue))
     assert isinstance(pools, list)
-    print(f"stack {STACK}: {len(pools)} pools, "
+    out(f"stack {STACK}: {len(pools)} pools, "
           f"{', '.join(f'{p.name} {len(p.types)} priced types' for p in pools)}; pools built in {t_pools:.3f} s")
     for name, body in (("grouped", grouped()), ("ungrouped", ungrouped())):
         workload = parse_workload(json.dumps(body), name)
@@ -90,10 +100,12 @@ def main(argv: list[str] | None = None) -> int:
         Path(handle.name).unlink()
         doc = json.loads(proc.stdout)
         k = doc["karpenter"]
-        print(f"{name}: {workload.pods} pods in {len(workload.deployments)} deployments: "
+        out(f"{name}: {workload.pods} pods in {len(workload.deployments)} deployments: "
               f"Karpenter {k['nodeCount']} nodes ${k['hourly']}/h placed in {t_k:.3f} s; "
               f"fixed m5.large {doc['fixed']['nodes']} nodes in {t_f:.3f} s; "
               f"whole command {t_cli:.2f} s (target < 5 s); unschedulable {sum(u['pods'] for u in k['unschedulable'])}")
+    if args.write_result:
+        write_result("simulate", "python -m benchmarks.simulate --write-result", "\n".join(lines))
     return 0
 
 

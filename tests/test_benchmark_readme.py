@@ -1,20 +1,35 @@
-"""The README's scale table is the benchmark's own output: same lines, same columns, same sizes (not timings)."""
+"""The README's scale table is the benchmark's own output: same lines, same columns, same sizes (not timings).
+
+The README block is copied from `benchmarks/results/scale.md` (which `benchmarks.scale --write-result` writes) by
+`scripts/gen_docs.py`; tests/test_docs.py checks the copy, this file checks the shape of what was copied."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from benchmarks import scale
+import pytest
+
+from benchmarks import results, scale
 from tests.conftest import REPO
 
-BEGIN, END = "<!-- scale:begin -->", "<!-- scale:end -->"
+BEGIN, END = "<!-- figures:benchmark-scale -->", "<!-- /figures -->"
 
 
 def _readme_block() -> str:
     text = (REPO / "README.md").read_text()
     assert BEGIN in text and END in text, "README lost the benchmark markers"
     block = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
-    return block.removeprefix("```text").removesuffix("```").strip()
+    return block.split("```text", 1)[1].removesuffix("```").strip()
+
+
+def test_result_file_is_written_as_the_readme_shows_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(results, "RESULTS", tmp_path)
+    path = results.write_result("scale", "python -m benchmarks.scale --markdown --write-result", _fake_output(),
+                                host="2 cores, Some CPU, Python 3.11.7")
+    written = path.read_text()
+    assert written.startswith("Refreshed by `python -m benchmarks.scale --markdown --write-result` on 2 cores")
+    assert scale.shape(written.split("```text", 1)[1].removesuffix("```\n").strip()) == scale.shape(_fake_output())
 
 
 def _fake_output() -> str:

@@ -444,7 +444,7 @@ def test_readme_sample_is_the_commands_output(capsys: pytest.CaptureFixture[str]
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)  # the sample names the workload file relative to the repository
     readme = (REPO / "README.md").read_text()
-    marker = "Sample (`--stack prod --workload examples/workloads/web-batch.yaml`):\n\n```\n"
+    marker = "<!-- figures:simulate-sample -->\n```\n"  # written by scripts/gen_docs.py
     assert marker in readme
     sample = readme.split(marker, 1)[1].split("\n```\n", 1)[0]
     rc, out, _ = run(capsys, "--stack", "prod", "--workload", "examples/workloads/web-batch.yaml")

@@ -114,15 +114,3 @@ def test_pyproject_packs_only_the_library() -> None:
     text = (REPO / "pyproject.toml").read_text()
     assert 'packages = ["components/eks_karpenter"]' in text
     assert Path(SOURCE / "__init__.py").is_file()
-
-
-def test_the_readme_lists_the_whole_public_api() -> None:
-    import eks_karpenter
-
-    text = (REPO / "README.md").read_text()
-    section = text.split("### Library API", 1)[1].split("\n### ", 1)[0]
-    listed = set(re.findall(r"`([A-Za-z_]+)`", section))
-    missing = set(eks_karpenter.__all__) - listed
-    # Args classes are listed as "with their `...Args`".
-    assert {m for m in missing if not m.endswith("Args")} == set(), "add them to the README's Library API table"
-    assert listed - {"eks_karpenter", "__all__"} <= set(eks_karpenter.__all__), "the table names a non-public name"
