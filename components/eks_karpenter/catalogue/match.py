@@ -25,7 +25,7 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
-from typing import Any
+from typing import Any, Protocol
 
 from eks_karpenter.catalogue.model import ARCH, OS, Catalogue, InstanceType, load_catalogue
 
@@ -46,6 +46,33 @@ class Requirement:
     def from_manifest(item: Mapping[str, Any]) -> Requirement:
         return Requirement(str(item["key"]), str(item["operator"]), tuple(str(v) for v in item.get("values") or ()),
                            item.get("minValues"))
+
+
+class RequirementLike(Protocol):
+    """A NodePool requirement as any layer holds it (rendered `Req`, catalogue `Requirement`)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def operator(self) -> str: ...
+    @property
+    def values(self) -> tuple[str, ...]: ...
+
+
+def allowed_values(reqs: Iterable[RequirementLike], key: str, universe: Sequence[str]) -> list[str]:
+    """The values of `key` (from `universe`, in its order) that the requirements leave open; numeric operators
+    are ignored. For keys no instance type carries, such as the capacity type."""
+    allowed = set(universe)
+    for r in reqs:
+        if r.key != key:
+            continue
+        if r.operator == "In":
+            allowed &= set(r.values)
+        elif r.operator == "NotIn":
+            allowed -= set(r.values)
+        elif r.operator == "DoesNotExist":
+            allowed = set()
+    return [v for v in universe if v in allowed]
 
 
 def requirements_of(pool_manifest: Mapping[str, Any]) -> list[Requirement]:

@@ -24,6 +24,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from eks_karpenter.catalogue import Admission, admitted, ami_family_of, load_catalogue, requirements_of
+from eks_karpenter.catalogue.match import allowed_values
 from eks_karpenter.catalogue.model import ARCH, FAMILY, InstanceType
 from eks_karpenter.cluster.plan import SYSTEM_GROUP, node_volumes
 from eks_karpenter.cost import prices as P
@@ -195,7 +196,7 @@ def pool_figures(pool: PoolSpec, live: LivePrices | None = None) -> dict[str, An
     """One entry of the document's `pools` (see the module docstring)."""
     adm = pool_admission(pool)
     spec = pool.manifest["spec"]
-    capacity = _allowed(requirements_of(pool.manifest), CAPACITY_TYPE, _CAPACITY_TYPES)
+    capacity = allowed_values(requirements_of(pool.manifest), CAPACITY_TYPE, _CAPACITY_TYPES)
     priced = [(t, h) for t in adm.types if (h := _hourly(t, live)) is not None]
     per_vcpu = [h / t.vcpus for t, h in priced]
     cheapest = min(priced, key=lambda p: (p[1], p[0].name)) if priced else None
@@ -222,20 +223,6 @@ def pool_figures(pool: PoolSpec, live: LivePrices | None = None) -> dict[str, An
             if cpu is not None and spot_per_vcpu else None,
         }
     return out
-
-
-def _allowed(reqs: Sequence[Any], key: str, universe: tuple[str, ...]) -> list[str]:
-    allowed = set(universe)
-    for r in reqs:
-        if r.key != key:
-            continue
-        if r.operator == "In":
-            allowed &= set(r.values)
-        elif r.operator == "NotIn":
-            allowed -= set(r.values)
-        elif r.operator == "DoesNotExist":
-            allowed = set()
-    return [v for v in universe if v in allowed]
 
 
 def _group_hourly(group: NodeGroup, live: LivePrices | None) -> tuple[float | None, str]:

@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 
 from eks_karpenter._model import Issue, Path
 from eks_karpenter.catalogue import Admission, Requirement, admitted
+from eks_karpenter.catalogue.match import allowed_values
 from eks_karpenter.catalogue.model import MEMORY
 from eks_karpenter.nodepool.config import CAPACITY_TYPE, NodeClassConfig, NodePoolConfig
-from eks_karpenter.nodepool.manifests import Req, allowed_values, pool_requirements
+from eks_karpenter.nodepool.manifests import Req, pool_requirements
 from eks_karpenter.quantities import quantity_value
 
 MIN_SPOT_TYPES = 15

@@ -131,21 +131,6 @@ def pool_requirements(cfg: NodePoolConfig) -> list[Req]:
     return out
 
 
-def allowed_values(reqs: Iterable[Req], key: str, universe: tuple[str, ...]) -> list[str]:
-    """The values of `key` the requirements leave open (numeric operators ignored)."""
-    allowed = set(universe)
-    for r in reqs:
-        if r.key != key:
-            continue
-        if r.operator == "In":
-            allowed &= set(r.values)
-        elif r.operator == "NotIn":
-            allowed -= set(r.values)
-        elif r.operator == "DoesNotExist":
-            allowed = set()
-    return [v for v in universe if v in allowed]
-
-
 def _taints(taints: list[Any]) -> list[dict[str, Any]]:
     return [t.dump() for t in taints]
 

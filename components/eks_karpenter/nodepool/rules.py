@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from eks_karpenter._model import Issue, Path
+from eks_karpenter.catalogue.match import allowed_values
 from eks_karpenter.nodepool.admission import admission_issues, admission_warnings
 from eks_karpenter.nodepool.class_rules import class_architectures, class_issues
 from eks_karpenter.nodepool.config import (
@@ -26,7 +27,7 @@ from eks_karpenter.nodepool.config import (
     NodePoolConfig,
 )
 from eks_karpenter.nodepool.instances import INSTANCE_CATEGORIES, family_arch
-from eks_karpenter.nodepool.manifests import SHORTCUT_KEYS, Req, allowed_values, expand_sizes, pool_requirements
+from eks_karpenter.nodepool.manifests import SHORTCUT_KEYS, Req, expand_sizes, pool_requirements
 from eks_karpenter.quantities import bytes_issue, unitless_bytes
 from eks_karpenter.stackfile import suggest
 

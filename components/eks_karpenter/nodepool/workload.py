@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from eks_karpenter.catalogue.match import allowed_values
 from eks_karpenter.nodepool.config import CAPACITY_TYPE, NODEPOOL_LABEL, NodePoolConfig, Taint
-from eks_karpenter.nodepool.manifests import allowed_values, pool_requirements
+from eks_karpenter.nodepool.manifests import pool_requirements
 
 _CAPACITY_TYPES = ("spot", "on-demand", "reserved")
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from eks_karpenter.catalogue import Admission, InstanceType, Requirement, admitted, admitted_for, requirements_of
-from eks_karpenter.catalogue.match import WINDOWS_FAMILIES, ami_family_of
+from eks_karpenter.catalogue.match import WINDOWS_FAMILIES, allowed_values, ami_family_of
 from eks_karpenter.smoke.config import SmokeSizing
 from eks_karpenter.versions import PAUSE_IMAGE
 
@@ -90,20 +90,6 @@ class SmokePlan:
         return [self.namespace_manifest(), *(p.deployment for p in self.pools)]
 
 
-def _allowed(requirements: Sequence[Requirement], key: str, universe: Sequence[str]) -> list[str]:
-    allowed = set(universe)
-    for r in requirements:
-        if r.key != key:
-            continue
-        if r.operator == "In":
-            allowed &= set(r.values)
-        elif r.operator == "NotIn":
-            allowed -= set(r.values)
-        elif r.operator == "DoesNotExist":
-            allowed = set()
-    return [v for v in universe if v in allowed]
-
-
 def _os_of(class_manifest: Mapping[str, Any] | None) -> str:
     return "windows" if ami_family_of(class_manifest) in WINDOWS_FAMILIES else "linux"
 
@@ -168,7 +154,7 @@ def plan_pool(pool_manifest: Mapping[str, Any], class_manifest: Mapping[str, Any
     sizing = sizing or SmokeSizing()
     name = str(pool_manifest["metadata"]["name"])
     reqs = requirements_of(pool_manifest)
-    capacities = _allowed(reqs, CAPACITY_TYPE, CAPACITY_PREFERENCE)
+    capacities = allowed_values(reqs, CAPACITY_TYPE, CAPACITY_PREFERENCE)
     if capacity_type is not None:
         if capacity_type not in capacities:
             raise SmokePlanError(f"pool {name!r} does not allow capacity type {capacity_type!r} "
@@ -295,7 +281,7 @@ def unschedulable_reasons(pod_spec: Mapping[str, Any], pool_manifest: Mapping[st
         on_key = [r for r in reqs if r.key == key]
         if not on_key:
             reasons.append(f"nodeSelector {key}={value}: the pool neither labels nor requires {key}")
-        elif key == CAPACITY_TYPE and value not in _allowed(reqs, key, CAPACITY_PREFERENCE):
+        elif key == CAPACITY_TYPE and value not in allowed_values(reqs, key, CAPACITY_PREFERENCE):
             reasons.append(f"nodeSelector {key}={value}: the pool does not allow it")
         extra.append(Requirement(key, "In", (str(value),)))
     for taint in template["spec"].get("taints") or ():
