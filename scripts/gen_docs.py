@@ -16,7 +16,9 @@ import functools
 import importlib
 import inspect
 import json
+import pickle
 import re
+import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -251,11 +253,26 @@ def _is_component(cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> boo
         "CustomResource" in ast.unparse(classes[b].bases[0]) for b in bases if b in classes and classes[b].bases)
 
 
+def parse_source(source: str, filename: str) -> ast.Module:
+    """`ast.parse`, in a fresh interpreter when this one's parser state is off. CPython 3.11's AST conversion
+    can fail with "AST constructor recursion depth mismatch" in a process that has run many Pulumi mock programs
+    (the test suite); the same source parses fine in a new process, so that is where it is parsed then."""
+    try:
+        return ast.parse(source, filename)
+    except SystemError:
+        code = ("import ast, pickle, sys; "
+                "sys.stdout.buffer.write(pickle.dumps(ast.parse(sys.stdin.read(), sys.argv[1])))")
+        done = subprocess.run([sys.executable, "-c", code, filename], input=source.encode(), capture_output=True,
+                              check=True)
+        tree: ast.Module = pickle.loads(done.stdout)  # our own child's output, not untrusted data
+        return tree
+
+
 def components() -> list[Component]:
     """Every public component of the package, in source order per module, modules by path."""
     found: list[Component] = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
+        tree = parse_source(path.read_text(), str(path))
         classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
         module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
         for cls in classes.values():

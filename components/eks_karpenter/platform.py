@@ -1,4 +1,6 @@
-"""The composition root of this repository's own program: config -> validation -> components -> outputs.
+"""The whole platform from one validated stack config: config -> components -> outputs (`build_platform`).
+
+Any Pulumi program can call it (this repository's `infra/program.py` and the template's do, in two lines).
 
 Order matters twice: for `pulumi up` (a component is created after what it reads) and for `pulumi destroy`,
 which runs the dependency graph backwards: NodePools, then EC2NodeClasses, then the Karpenter controller, then
@@ -33,8 +35,8 @@ from eks_karpenter.nodepool import (
 )
 from eks_karpenter.nodepool.config import NodeClassConfig, SecurityGroupSelectorTerm
 from eks_karpenter.nth import NodeTerminationHandler
-from eks_karpenter.settings import read_stack_config, stack_file
-from eks_karpenter.stack import PROJECT, StackConfig
+from eks_karpenter.settings import locate_stack_file, read_stack_config
+from eks_karpenter.stack import StackConfig
 
 
 def today() -> date:
@@ -52,10 +54,11 @@ def build_platform(cfg: StackConfig) -> None:
     stateful = pulumi.ResourceOptions(protect=cfg.protect)
     kcfg = cfg.karpenter
 
-    source = stack_file(pulumi.get_stack())
+    project = pulumi.get_project()  # errors name the keys as the user's stack file spells them
+    _, source = locate_stack_file(project, pulumi.get_stack())
     # An existing cluster is looked up before anything is registered: if it cannot take Karpenter's nodes, the
     # error leaves nothing half-created.
-    existing = lookup_existing_cluster(name, source, (f"{PROJECT}:cluster",)) if cfg.cluster.existing else None
+    existing = lookup_existing_cluster(name, source, (f"{project}:cluster",)) if cfg.cluster.existing else None
 
     network = Network("network", {"clusterName": name, "config": cfg.network, "tags": stack_tags}, opts=stateful)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
@@ -74,12 +77,12 @@ def build_platform(cfg: StackConfig) -> None:
         "tags": stack_tags, "awsAuthRoleArns": [node_role.role_arn],
         "lookupOidcProvider": kcfg.identity == "irsa", "deletionProtection": cfg.protect,
         "providerCredentials": cfg.access.provider_credentials, "source": source,
-        "configPath": (f"{PROJECT}:cluster",), "existingCluster": existing,
+        "configPath": (f"{project}:cluster",), "existingCluster": existing,
     }, opts=stateful)
 
     # People, CI roles and consumer stacks' deploy roles: access entries with access-policy associations.
     access = Access("access", {
-        "clusterName": name, "region": cfg.region, "config": cfg.access, "configPath": (f"{PROJECT}:access",),
+        "clusterName": name, "region": cfg.region, "config": cfg.access, "configPath": (f"{project}:access",),
         "source": source, "clusterCreatedHere": not cfg.cluster.existing,
         "tags": stack_tags,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider})) \
