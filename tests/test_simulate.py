@@ -15,6 +15,7 @@ from eks_karpenter.cli import main
 from eks_karpenter.engine.runner import read_stack_config
 from eks_karpenter.nodepool.config import NodePoolConfig
 from eks_karpenter.nodepool.manifests import render_node_pool
+from eks_karpenter.quantities import cpu_millis, memory_bytes
 from eks_karpenter.simulate import (
     Pool,
     WorkloadError,
@@ -25,7 +26,6 @@ from eks_karpenter.simulate import (
     schedule,
     schedule_fixed,
 )
-from eks_karpenter.simulate.workload import cpu_millis, memory_bytes
 from eks_karpenter.stack import load_stack_config
 
 from tests.conftest import REPO

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal
 
@@ -24,6 +25,16 @@ def quantity_value(value: str) -> Decimal:
     if suffix in _BINARY:
         return amount * Decimal(1024) ** _BINARY[suffix]
     return amount.scaleb(_DECIMAL[suffix or ""])
+
+
+def cpu_millis(value: str) -> int:
+    """A CPU quantity in millicores, rounded up (Kubernetes allows nothing finer than 1m)."""
+    return math.ceil(quantity_value(value) * 1000)
+
+
+def memory_bytes(value: str) -> int:
+    """A memory quantity in bytes, rounded up."""
+    return math.ceil(quantity_value(value))
 
 
 _BYTES_RESOURCES = ("memory", "ephemeral-storage")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from eks_karpenter.catalogue.match import allowed_values
@@ -11,11 +12,27 @@ from eks_karpenter.nodepool.manifests import pool_requirements
 _CAPACITY_TYPES = ("spot", "on-demand", "reserved")
 
 
-def toleration_for(taint: Taint) -> dict[str, Any]:
-    """The toleration matching one taint (`Equal` on its value, or `Exists` for a taint without one)."""
-    if taint.value is None:
-        return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
-    return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
+def toleration_for(taint: Taint | Mapping[str, Any]) -> dict[str, Any]:
+    """The toleration matching one taint, from config or a rendered manifest (`Equal` on its value, or `Exists`
+    for a taint without one)."""
+    t = taint.dump() if isinstance(taint, Taint) else taint
+    if t.get("value") is None:
+        return {"key": t["key"], "operator": "Exists", "effect": t["effect"]}
+    return {"key": t["key"], "operator": "Equal", "value": t["value"], "effect": t["effect"]}
+
+
+def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
+    """Kubernetes' rule for one toleration against one taint: an empty effect matches every effect, an empty key
+    with `Exists` every taint, and `Equal` compares values (a missing value is the empty string)."""
+    effect = toleration.get("effect")
+    if effect not in (None, "") and effect != taint["effect"]:
+        return False
+    exists: bool = toleration.get("operator", "Equal") == "Exists"
+    if toleration.get("key") in (None, ""):
+        return exists
+    if toleration["key"] != taint["key"]:
+        return False
+    return exists or str(toleration.get("value") or "") == str(taint.get("value") or "")
 
 
 def scheduling_for(pool_cfg: NodePoolConfig) -> dict[str, Any]:

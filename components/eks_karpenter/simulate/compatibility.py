@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from eks_karpenter.catalogue import InstanceType, Requirement
 from eks_karpenter.catalogue.model import ARCH, OS
+from eks_karpenter.quantities import cpu_millis, memory_bytes
 from eks_karpenter.simulate.pools import NODEPOOL_LABEL, Pool
-from eks_karpenter.simulate.workload import Deployment, Workload, cpu_millis, memory_bytes
+from eks_karpenter.simulate.workload import Deployment, Workload
 
 MIB = 1 << 20
 

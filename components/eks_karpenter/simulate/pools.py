@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from eks_karpenter.catalogue import Catalogue, InstanceType, Requirement, admitted_for
 from eks_karpenter.nodepool.manifests import render_node_class, render_node_pool
-from eks_karpenter.simulate.workload import cpu_millis, memory_bytes, quantity
+from eks_karpenter.quantities import cpu_millis, memory_bytes
+from eks_karpenter.simulate.workload import quantity
 from eks_karpenter.stack import StackConfig
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"

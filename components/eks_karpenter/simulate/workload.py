@@ -8,49 +8,22 @@ a bad file gets one error naming the file, the line and the key path, like a bad
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterable
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, ValidationError
 
 from eks_karpenter._model import Issue, Model, Path, issues_from_validation_error, render_path, show
+from eks_karpenter.nodepool.workload import tolerates
+from eks_karpenter.quantities import cpu_millis, memory_bytes, quantity_value
 from eks_karpenter.stackfile import parse_yaml
 
 ARCH_LABEL = "kubernetes.io/arch"
 
-_QUANTITY = re.compile(r"^(?P<number>\d+(\.\d*)?|\.\d+)(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE]\d+)?$")
-_SUFFIX = {
-    "": Decimal(1), "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "k": Decimal(10) ** 3,
-    "M": Decimal(10) ** 6, "G": Decimal(10) ** 9, "T": Decimal(10) ** 12, "P": Decimal(10) ** 15,
-    "E": Decimal(10) ** 18, "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20, "Gi": Decimal(2) ** 30,
-    "Ti": Decimal(2) ** 40, "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60,
-}
-
-
 def quantity(text: str) -> Decimal:
     """A non-negative Kubernetes quantity (`500m`, `1`, `1.5Gi`, `128974848`, `129e6`) as an exact number."""
-    match = _QUANTITY.match(text.strip())
-    if not match:
-        raise ValueError(f"not a Kubernetes quantity (like 500m, 2, 512Mi, 1Gi): {text!r}")
-    suffix = match["suffix"] or ""
-    try:
-        scale = Decimal(10) ** int(suffix[1:]) if suffix[:1] in ("e", "E") else _SUFFIX[suffix]
-        return Decimal(match["number"]) * scale
-    except (InvalidOperation, KeyError):
-        raise ValueError(f"not a Kubernetes quantity: {text!r}") from None
-
-
-def cpu_millis(text: str) -> int:
-    """A CPU quantity in millicores, rounded up (Kubernetes does not allow finer than 1m)."""
-    return math.ceil(quantity(text) * 1000)
-
-
-def memory_bytes(text: str) -> int:
-    """A memory quantity in bytes, rounded up."""
-    return math.ceil(quantity(text))
+    return quantity_value(text.strip())
 
 
 def _number_as_str(value: Any) -> Any:
@@ -82,13 +55,8 @@ class Toleration(Model):
 
     def tolerates(self, key: str, value: str | None, effect: str) -> bool:
         """Kubernetes' matching rule for one taint."""
-        if self.effect is not None and self.effect != effect:
-            return False
-        if self.key is None or self.key == "":
-            return self.operator == "Exists"
-        if self.key != key:
-            return False
-        return self.operator == "Exists" or (self.value or "") == (value or "")
+        return tolerates({"key": self.key, "operator": self.operator, "value": self.value, "effect": self.effect},
+                         {"key": key, "value": value, "effect": effect})
 
 
 class Deployment(Model):

@@ -19,8 +19,12 @@ from typing import Any
 
 from eks_karpenter.catalogue import Admission, InstanceType, Requirement, admitted, admitted_for, requirements_of
 from eks_karpenter.catalogue.match import WINDOWS_FAMILIES, allowed_values, ami_family_of
+from eks_karpenter.nodepool.workload import tolerates, toleration_for
+from eks_karpenter.quantities import cpu_millis, memory_bytes
 from eks_karpenter.smoke.config import SmokeSizing
 from eks_karpenter.versions import PAUSE_IMAGE
+
+MIB = 1024 * 1024
 
 RUN_LABEL = "eks-karpenter.dev/smoke-run"
 """Label on the run's namespace (and its objects): `--cleanup` deletes every namespace carrying it."""
@@ -102,12 +106,6 @@ def size_requests(t: InstanceType, sizing: SmokeSizing) -> tuple[int, int]:
     cpu = max(cpu, t.cpu_millis // 2) // 10 * 10
     memory = max(memory, t.memory_mib // 2)
     return cpu, memory
-
-
-def toleration_for(taint: Mapping[str, Any]) -> dict[str, Any]:
-    if taint.get("value") is None:
-        return {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
-    return {"key": taint["key"], "operator": "Equal", "value": taint["value"], "effect": taint["effect"]}
 
 
 def _deployment(pool: str, namespace: str, run_id: str, selector: dict[str, str],
@@ -233,31 +231,6 @@ def plan_smoke(stack: str, pools: Sequence[tuple[Mapping[str, Any], Mapping[str,
 
 # --- Who can schedule a pod: the check behind "only that pool can take it" ------------------------------------
 
-def _tolerates(tolerations: Sequence[Mapping[str, Any]], taint: Mapping[str, Any]) -> bool:
-    for t in tolerations:
-        if t.get("effect") not in (None, "", taint["effect"]):
-            continue
-        if t.get("operator", "Equal") == "Exists":
-            if t.get("key") in (None, "", taint["key"]):
-                return True
-        elif t.get("key") == taint["key"] and t.get("value") == taint.get("value"):
-            return True
-    return False
-
-
-def quantity_millis(text: str) -> int:
-    """CPU quantity (`1930m`, `2`, `0.5`) in millicores."""
-    return int(text[:-1]) if text.endswith("m") else int(float(text) * 1000)
-
-
-def _quantity_mib(text: str) -> int:
-    units = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024, "Ti": 1024 * 1024}
-    for suffix, factor in units.items():
-        if text.endswith(suffix):
-            return int(float(text[: -len(suffix)]) * factor)
-    return int(int(text) / (1024 * 1024))
-
-
 def unschedulable_reasons(pod_spec: Mapping[str, Any], pool_manifest: Mapping[str, Any],
                           class_manifest: Mapping[str, Any] | None = None) -> list[str]:
     """Why a node of this pool could never run the pod (empty when it could): node selector against the pool's
@@ -285,15 +258,15 @@ def unschedulable_reasons(pod_spec: Mapping[str, Any], pool_manifest: Mapping[st
             reasons.append(f"nodeSelector {key}={value}: the pool does not allow it")
         extra.append(Requirement(key, "In", (str(value),)))
     for taint in template["spec"].get("taints") or ():
-        if taint["effect"] in ("NoSchedule", "NoExecute") and not _tolerates(pod_spec.get("tolerations") or (),
-                                                                              taint):
+        if taint["effect"] in ("NoSchedule", "NoExecute") and not any(
+                tolerates(t, taint) for t in pod_spec.get("tolerations") or ()):
             reasons.append(f"taint {taint['key']}={taint.get('value', '')}:{taint['effect']} is not tolerated")
     admission: Admission = admitted([*reqs, *extra], ami_family_of(class_manifest))
     if not admission.types:
         reasons.append("no instance type satisfies both the pool's requirements and the node selector")
     else:
-        cpu = sum(quantity_millis(c["resources"]["requests"]["cpu"]) for c in pod_spec["containers"])
-        mem = sum(_quantity_mib(c["resources"]["requests"]["memory"]) for c in pod_spec["containers"])
+        cpu = sum(cpu_millis(c["resources"]["requests"]["cpu"]) for c in pod_spec["containers"])
+        mem = sum(memory_bytes(c["resources"]["requests"]["memory"]) for c in pod_spec["containers"]) // MIB
         if not any(t.cpu_millis >= cpu and t.memory_mib >= mem for t in admission.types):
             reasons.append(f"no admitted instance type has {cpu}m CPU and {mem}Mi memory allocatable")
     return reasons

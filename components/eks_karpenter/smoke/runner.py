@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from eks_karpenter.quantities import cpu_millis
 from eks_karpenter.smoke.budgets import Consolidation, consolidation_of
 from eks_karpenter.smoke.config import SmokeTimeouts
 from eks_karpenter.smoke.kube import KubeApi, KubeError
-from eks_karpenter.smoke.plan import NODEPOOL, RUN_LABEL, PoolPlan, SmokePlan, quantity_millis, sized_above
+from eks_karpenter.smoke.plan import NODEPOOL, RUN_LABEL, PoolPlan, SmokePlan, sized_above
 
 MILESTONES = ("pod created", "NodeClaim created", "NodeClaim launched", "node Ready", "pod Running",
               "scaled to zero", "node gone")
@@ -230,13 +231,13 @@ class Runner:
         r.deployment = resized.deployment
 
     def _free_cpu(self, node: Mapping[str, Any]) -> int:
-        allocatable = quantity_millis(str(((node.get("status") or {}).get("allocatable") or {}).get("cpu", "0")))
+        allocatable = cpu_millis(str(((node.get("status") or {}).get("allocatable") or {}).get("cpu", "0")))
         used = 0
         for pod in self.api.pods_on_node(node["metadata"]["name"]):
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 continue
             for c in (pod.get("spec") or {}).get("containers") or ():
-                used += quantity_millis(str(((c.get("resources") or {}).get("requests") or {}).get("cpu", "0")))
+                used += cpu_millis(str(((c.get("resources") or {}).get("requests") or {}).get("cpu", "0")))
         return max(allocatable - used, 0)
 
     def _poll(self) -> None:
