@@ -217,3 +217,14 @@ def test_a_broken_section_does_not_trigger_rules_on_its_defaults(tmp_path: Path)
     result = plan_config(cfg, tmp_path)
     assert isinstance(result.error, ConfigError)
     assert [i.path for i in result.error.issues] == [("eks-karpenter:nodeTerminationHandler", "mode")]
+
+
+def test_a_quantity_beyond_decimal_range_is_a_clean_error(tmp_path: Path) -> None:
+    # Matches the CRD's pattern, but no rule could compare it: refused at the key, never a traceback.
+    config = stack_config("prod")
+    config["eks-karpenter:nodePools"][0]["limits"]["cpu"] = "1e9999999"
+    result = plan_config(config, tmp_path)
+    assert isinstance(result.error, ConfigError)
+    assert "eks-karpenter:nodePools[0].limits.cpu: not a Kubernetes quantity: the exponent is out of range" \
+        in str(result.error)
+    assert result.document.resources == []

@@ -20,11 +20,14 @@ def quantity_value(value: str) -> Decimal:
         raise ValueError(f"not a Kubernetes quantity such as 500m, 1, 512Mi or 1Gi: {value!r}")
     number, suffix, exponent = match.groups()
     amount = Decimal(number)  # the pattern only admits plain decimal numbers
-    if exponent is not None:
-        return amount.scaleb(int(exponent))
-    if suffix in _BINARY:
-        return amount * Decimal(1024) ** _BINARY[suffix]
-    return amount.scaleb(_DECIMAL[suffix or ""])
+    try:
+        if exponent is not None:
+            return amount.scaleb(int(exponent))
+        if suffix in _BINARY:
+            return amount * Decimal(1024) ** _BINARY[suffix]
+        return amount.scaleb(_DECIMAL[suffix or ""])
+    except ArithmeticError:  # an exponent beyond Decimal's range (`1e9999999`): a bad value, not a crash
+        raise ValueError(f"not a Kubernetes quantity: the exponent is out of range: {value!r}") from None
 
 
 def cpu_millis(value: str) -> int:

@@ -8,6 +8,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, StringConstraints
 
+from eks_karpenter.quantities import quantity_value
+
 # --- well-known label keys -------------------------------------------------------------------------------------
 
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
@@ -62,7 +64,14 @@ def _int_as_str(value: Any) -> Any:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-Quantity = Annotated[str, BeforeValidator(_int_as_str), StringConstraints(pattern=rf"^{QUANTITY_PATTERN}$")]
+def _evaluable(value: str) -> str:
+    # The pattern admits `1e9999999`, which no rule (limits vs the cheapest node, cost) could then compare.
+    quantity_value(value)
+    return value
+
+
+Quantity = Annotated[str, BeforeValidator(_int_as_str), StringConstraints(pattern=rf"^{QUANTITY_PATTERN}$"),
+                     AfterValidator(_evaluable)]
 """A non-negative Kubernetes quantity: `1000`, `500m`, `1000Gi`."""
 BudgetNodes = Annotated[str, BeforeValidator(_int_as_str), StringConstraints(pattern=r"^((100|\d{1,2})%|\d+)$")]
 """A node count (`"0"`, `"5"`) or a percentage of the pool (`"10%"`)."""
