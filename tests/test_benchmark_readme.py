@@ -34,7 +34,9 @@ def test_result_file_is_written_as_the_readme_shows_it(tmp_path: Path, monkeypat
 
 def _fake_output() -> str:
     figures = {"seconds": 1.0, "rss_mb": 100.0, "invokes": 1.0, "resources": 80.0}
-    results = {n: {"ours": {**figures, "seconds": 1.0 + n / 1000}, "floor": figures} for n in (0, 100, 300, 1000)}
+    results = {n: {"ours": {**figures, "seconds": 1.0 + n / 1000}, "floor": {**figures, "seconds": 0.9 + n / 1100},
+                   "raw": figures}
+               for n in (0, 100, 300, 1000)}
     return scale.render_block("2 cores, Some CPU, Python 3.11.7", 3, results, 0.5, 0.4)
 
 
@@ -51,3 +53,17 @@ def test_shape_ignores_figures_but_not_columns() -> None:
     fake = _fake_output()
     assert scale.shape(fake) == scale.shape(fake.replace("1.00", "9.99"))
     assert scale.shape(fake) != scale.shape(fake.replace("| 0 |", "| 0 | 0 |", 1))
+
+
+def test_verdicts_are_computed_from_the_figures() -> None:
+    def side(seconds: float, rss: float = 100.0, invokes: float = 2.0) -> dict[str, float]:
+        return {"seconds": seconds, "rss_mb": rss, "invokes": invokes, "resources": 1.0}
+
+    results = {0: {"ours": side(0.5), "floor": side(0.25), "raw": side(0.1)},
+               100: {"ours": side(1.1), "floor": side(1.0), "raw": side(0.8)},
+               1000: {"ours": side(9.0, rss=120.0, invokes=3.0), "floor": side(8.0), "raw": side(6.0)}}
+    lines = scale.verdict_lines(results, library=1.3, providers=1.0)
+    assert "N=0: 2.00x, NOT met" in lines[1] and "N=100: 1.10x, met" in lines[2]
+    assert "N=1000: 1.12x, met" in lines[3]
+    assert lines[4].endswith("ours x1.42, floor x1.03, NOT met")  # 8.5 / 6.0 against 7.75 / 7.5 ms per pair
+    assert lines[5].endswith("1.20x, NOT met") and lines[6].endswith("NOT met") and lines[7].endswith("1.30x, NOT met")

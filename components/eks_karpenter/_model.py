@@ -61,6 +61,12 @@ class Model(BaseModel, metaclass=_Documented):
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
+def aliases(model: type[Model]) -> dict[str, str]:
+    """Field name -> key as written in a stack file, for rules that name keys. Reads the fields directly: the
+    public `model_fields` also extracts docstrings, which parses the model's source."""
+    return {name: field.alias or name for name, field in model.__pydantic_fields__.items()}
+
+
 @dataclass(frozen=True)
 class Issue:
     """One problem in the config, at a key path relative to the stack file's `config:` block."""

@@ -6,6 +6,7 @@ a bad stack file before registering a single resource, and tests can check every
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
@@ -13,7 +14,7 @@ from typing import Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from eks_karpenter._model import ConfigError, Issue, Model, Path, issues_from_validation_error
+from eks_karpenter._model import ConfigError, Issue, Model, Path, aliases, issues_from_validation_error
 from eks_karpenter.access.config import AccessConfig
 from eks_karpenter.access.rules import validate_access
 from eks_karpenter.arns import allowed_accounts, region_issues
@@ -79,7 +80,7 @@ class StackConfig(Model):
 
 
 # Project keys read from the stack file, in the order they are reported.
-SECTIONS = tuple((f.alias or name) for name, f in StackConfig.model_fields.items() if name != "region")
+SECTIONS = tuple(alias for name, alias in aliases(StackConfig).items() if name != "region")
 
 
 def _key(section: str, project: str = PROJECT) -> str:
@@ -166,7 +167,7 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     issues += account_problems
     parsed: dict[str, Any] = {"region": region if not region_problems else "us-east-1"}
     issues += _apply_cluster_name(config, raw, project, parsed, failed)
-    for name, field in StackConfig.model_fields.items():
+    for name, field in StackConfig.__pydantic_fields__.items():
         alias = field.alias or name
         if name in ("region", "cluster_name") or name in failed or (alias not in raw and not field.is_required()):
             continue
@@ -176,7 +177,7 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
             failed.add(name)
             continue
         try:
-            parsed[name] = TypeAdapter(field.annotation).validate_python(raw[alias])  # type: ignore[arg-type]
+            parsed[name] = _section_adapter(name).validate_python(raw[alias])
         except ValidationError as err:
             issues += issues_from_validation_error(err, (_key(alias, project),))
             failed.add(name)
@@ -189,7 +190,15 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     issues += validate_stack(cfg, project, failed=frozenset(failed), accounts=accounts, today=today)
     if issues:
         raise ConfigError(source, issues, lines)
-    return StackConfig.model_validate(parsed)  # parsed sections are kept as they are (fields_set intact)
+    # Every section was validated on its own above and the defaults are validated models: re-validating the whole
+    # would only build StackConfig's own validator, a fifth of a cold validation's cost.
+    return cfg
+
+
+@functools.cache
+def _section_adapter(name: str) -> TypeAdapter[Any]:
+    """One section's validator, built once per process (building it is most of a cold validation's cost)."""
+    return TypeAdapter(StackConfig.__pydantic_fields__[name].annotation)  # type: ignore[arg-type]
 
 
 def _apply_cluster_name(config: Mapping[str, str], raw: dict[str, Any], project: str, parsed: dict[str, Any],

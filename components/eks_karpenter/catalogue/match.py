@@ -96,26 +96,34 @@ def ami_family_of(node_class_manifest: Mapping[str, Any] | None) -> str | None:
 
 @dataclass(frozen=True)
 class _Index:
-    """Bitmasks over the catalogue: per label key, the types that carry it and, per value, those with it."""
+    """Bitmasks over the catalogue: per label key, the types that carry it and, per value, those with it. A key's
+    masks are built the first time a requirement names it: pools name a handful of the catalogue's keys."""
 
     catalogue: Catalogue
     all: int
-    has: dict[str, int]
-    by_value: dict[str, dict[str, int]]
+    keys: frozenset[str]
+    """Every label key some type carries."""
+    _by_key: dict[str, tuple[int, dict[str, int]]]
     masks: dict[tuple[str, str, tuple[str, ...]], int]
     """Memo of `mask` (the index is built once per catalogue and lives as long)."""
 
     @staticmethod
     def build(catalogue: Catalogue) -> _Index:
-        has: dict[str, int] = {}
-        by_value: dict[str, dict[str, int]] = {}
-        for i, t in enumerate(catalogue.types):
-            bit = 1 << i
-            for key, value in t.labels.items():
-                has[key] = has.get(key, 0) | bit
-                values = by_value.setdefault(key, {})
-                values[value] = values.get(value, 0) | bit
-        return _Index(catalogue, (1 << len(catalogue.types)) - 1, has, by_value, {})
+        return _Index(catalogue, (1 << len(catalogue.types)) - 1, catalogue.label_keys, {}, {})
+
+    def key(self, key: str) -> tuple[int, dict[str, int]]:
+        """The types carrying `key`, and per value the types with it."""
+        found = self._by_key.get(key)
+        if found is None:
+            positions: dict[str, list[int]] = {}
+            for i, t in enumerate(self.catalogue.types):
+                value = t.labels.get(key)
+                if value is not None:
+                    positions.setdefault(value, []).append(i)
+            size = len(self.catalogue.types)
+            by_value = {value: _mask_of(at, size) for value, at in positions.items()}
+            found = self._by_key[key] = (_union(by_value.values()), by_value)
+        return found
 
     def mask(self, req: Requirement, os_values: frozenset[str]) -> int:
         """The types a requirement admits (memoised per key, operator and values: pools repeat requirements)."""
@@ -131,18 +139,18 @@ class _Index:
         if req.key == OS:
             # The node's OS comes from the AMI family, not the type: a requirement either fits it or excludes all.
             return self.all if _set_admits(req, os_values) else 0
-        if req.key not in self.has:
+        if req.key not in self.keys:
             return self.all  # not an instance-type label: restricts offerings or nodes, not types
-        values = self.by_value[req.key]
+        has, values = self.key(req.key)
         op = req.operator
         if op == "In":
             return _union(values.get(v, 0) for v in req.values)
         if op == "NotIn":
             return self.all & ~_union(values.get(v, 0) for v in req.values)
         if op == "Exists":
-            return self.has[req.key]
+            return has
         if op == "DoesNotExist":
-            return self.all & ~self.has[req.key]
+            return self.all & ~has
         if op in ("Gt", "Lt", "Gte", "Lte"):
             bound = int(req.values[0])
             return _union(m for v, m in values.items() if _numeric_admits(op, v, bound))
@@ -150,6 +158,16 @@ class _Index:
 
 
 _BITS = bytes.maketrans(b"01", b"\x00\x01")
+
+
+def _mask_of(positions: list[int], size: int) -> int:
+    """The bitmask with these bits set: through a digit string, as OR-ing 1,336-bit integers one by one is slow."""
+    if len(positions) < 16:
+        return _union(1 << i for i in positions)
+    digits = bytearray(b"0" * size)
+    for i in positions:
+        digits[size - 1 - i] = 0x31  # "1"; the last digit is bit 0
+    return int(digits, 2)
 
 
 def _union(masks: Iterable[int]) -> int:
@@ -237,8 +255,8 @@ def _evaluate(requirements: Sequence[Requirement], ami_family: str | None, catal
     for req in requirements:
         if req.min_values is None:
             continue
-        if req.key in index.by_value:
-            found = sum(1 for m in index.by_value[req.key].values() if m & mask)
+        if req.key in index.keys:
+            found = sum(1 for m in index.key(req.key)[1].values() if m & mask)
         else:
             found = len(req.values) if req.operator == "In" else 0  # not a type label: offerings decide
             if req.operator != "In":

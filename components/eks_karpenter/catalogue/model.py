@@ -24,7 +24,7 @@ OS = "kubernetes.io/os"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class InstanceType:
     """One EC2 instance type as Karpenter sees it."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 from eks_karpenter import versions
-from eks_karpenter._model import Issue, Path
+from eks_karpenter._model import Issue, Path, aliases
 from eks_karpenter.arns import arn_issues
 from eks_karpenter.cluster import plan as P
 from eks_karpenter.cluster.config import ClusterConfig
@@ -18,7 +18,7 @@ _CREATE_ONLY = ("version", "upgrade_policy", "authentication_mode", "endpoint_pr
 
 def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issue]:
     issues: list[Issue] = []
-    alias = {name: f.alias or name for name, f in ClusterConfig.model_fields.items()}
+    alias = aliases(ClusterConfig)
     if cfg.existing:
         for name in _CREATE_ONLY:
             if cfg.is_set(name):

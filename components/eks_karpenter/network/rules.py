@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eks_karpenter._model import Issue, Path
+from eks_karpenter._model import Issue, Path, aliases
 from eks_karpenter.network.config import NetworkConfig, default_availability_zones
 from eks_karpenter.tags import reserved_tag_key
 
@@ -14,7 +14,7 @@ def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[I
     """Rules on `eks-karpenter:network`; zone-vs-region rules only with a valid `region`."""
     issues: list[Issue] = []
     dump = cfg.model_dump(by_alias=True)
-    alias = {name: field.alias or name for name, field in NetworkConfig.model_fields.items()}
+    alias = aliases(NetworkConfig)
 
     flow = cfg.flow_logs
     if flow.destination == "s3" and flow.enabled and not flow.s3_bucket_arn:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from eks_karpenter._model import Issue, Path
+from eks_karpenter._model import Issue, Path, aliases
 from eks_karpenter.catalogue import Admission, Requirement, admitted
 from eks_karpenter.catalogue.match import allowed_values
 from eks_karpenter.catalogue.model import MEMORY
@@ -49,7 +49,7 @@ def _where(at: Path, req: Req) -> Path:
     return at + (req.source,) if isinstance(req.source, str) else at + ("requirements", req.source)
 
 
-_FIELD_BY_ALIAS = {f.alias or name: name for name, f in NodePoolConfig.model_fields.items()}
+_FIELD_BY_ALIAS = {alias: name for name, alias in aliases(NodePoolConfig).items()}
 
 
 def _written(pool: NodePoolConfig, req: Req) -> object:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from eks_karpenter._model import Issue, Path
+from eks_karpenter._model import Issue, Path, aliases
 from eks_karpenter.catalogue.match import allowed_values
 from eks_karpenter.nodepool.admission import admission_issues, admission_warnings
 from eks_karpenter.nodepool.class_rules import class_architectures, class_issues
@@ -34,7 +34,7 @@ from eks_karpenter.stackfile import suggest
 _NUMERIC = ("Gt", "Lt", "Gte", "Lte")
 _KNOWN_VALUES: dict[str, tuple[str, ...]] = {
     CAPACITY_TYPE: ("spot", "on-demand", "reserved"), ARCH: ("amd64", "arm64"), OS: ("linux", "windows")}
-_FIELD_BY_ALIAS = {f.alias or name: name for name, f in NodePoolConfig.model_fields.items()}
+_FIELD_BY_ALIAS = {alias: name for name, alias in aliases(NodePoolConfig).items()}
 
 
 def validate_node_config(pools: Sequence[NodePoolConfig], classes: Sequence[NodeClassConfig], zones: list[str],

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from eks_karpenter._model import Issue, Path
+from eks_karpenter._model import Issue, Path, aliases
 from eks_karpenter.nth.config import EKS_SPOT_CAPACITY_LABELS, SPOT_GROUP_LABELS, NthConfig
 from eks_karpenter.nth.values import MANAGED_TAG
 
@@ -20,7 +20,7 @@ _IMDS_ONLY = ("enable_spot_interruption_draining", "enable_scheduled_event_drain
               "enable_rebalance_draining", "node_selector")
 _QUEUE_ONLY = ("auto_scaling_group_names", "identity")
 _WHEN_ENABLED = ("mode", "version", "namespace", *_IMDS_ONLY, *_QUEUE_ONLY)
-_ALIAS = {name: field.alias or name for name, field in NthConfig.model_fields.items()}
+_ALIAS = aliases(NthConfig)
 _SECTION = "eks-karpenter:nodeTerminationHandler"
 _SELECTORS = ", ".join(f"{k}: {v}" for k, v in {**SPOT_GROUP_LABELS, **EKS_SPOT_CAPACITY_LABELS}.items())
 
