@@ -101,15 +101,18 @@ class _Index:
 
     catalogue: Catalogue
     all: int
-    keys: frozenset[str]
-    """Every label key some type carries."""
     _by_key: dict[str, tuple[int, dict[str, int]]]
     masks: dict[tuple[str, str, tuple[str, ...]], int]
     """Memo of `mask` (the index is built once per catalogue and lives as long)."""
 
     @staticmethod
     def build(catalogue: Catalogue) -> _Index:
-        return _Index(catalogue, (1 << len(catalogue.types)) - 1, catalogue.label_keys, {}, {})
+        return _Index(catalogue, (1 << len(catalogue.types)) - 1, {}, {})
+
+    @property
+    def keys(self) -> frozenset[str]:
+        """Every label key some type carries."""
+        return self.catalogue.label_keys
 
     def key(self, key: str) -> tuple[int, dict[str, int]]:
         """The types carrying `key`, and per value the types with it."""

@@ -49,13 +49,14 @@ def _where(at: Path, req: Req) -> Path:
     return at + (req.source,) if isinstance(req.source, str) else at + ("requirements", req.source)
 
 
-_FIELD_BY_ALIAS = {alias: name for name, alias in aliases(NodePoolConfig).items()}
+FIELD_BY_ALIAS = {alias: name for name, alias in aliases(NodePoolConfig).items()}
+"""NodePool field name by its stack-file key (the `source` of a shortcut requirement)."""
 
 
 def _written(pool: NodePoolConfig, req: Req) -> object:
     """What the user wrote for the key that produced `req` (a shortcut's value, or the raw requirement's values)."""
     if isinstance(req.source, str):
-        return getattr(pool, _FIELD_BY_ALIAS[req.source])
+        return getattr(pool, FIELD_BY_ALIAS[req.source])
     return list(req.values) if req.values else req.operator
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from eks_karpenter._model import Issue, Path, aliases
+from eks_karpenter._model import Issue, Path
 from eks_karpenter.catalogue.match import allowed_values
-from eks_karpenter.nodepool.admission import admission_issues, admission_warnings
+from eks_karpenter.nodepool.admission import FIELD_BY_ALIAS, admission_issues, admission_warnings
 from eks_karpenter.nodepool.class_rules import class_architectures, class_issues
 from eks_karpenter.nodepool.config import (
     ARCH,
@@ -34,7 +34,6 @@ from eks_karpenter.stackfile import suggest
 _NUMERIC = ("Gt", "Lt", "Gte", "Lte")
 _KNOWN_VALUES: dict[str, tuple[str, ...]] = {
     CAPACITY_TYPE: ("spot", "on-demand", "reserved"), ARCH: ("amd64", "arm64"), OS: ("linux", "windows")}
-_FIELD_BY_ALIAS = {alias: name for name, alias in aliases(NodePoolConfig).items()}
 
 
 def validate_node_config(pools: Sequence[NodePoolConfig], classes: Sequence[NodeClassConfig], zones: list[str],
@@ -100,7 +99,7 @@ def _pool_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
             issues += [Issue(rp + ("values", k), f"{r.key} is one of {', '.join(known)}", v)
                        for k, v in enumerate(values) if v not in known]
         for alias, key in SHORTCUT_KEYS.items():
-            if key == r.key and pool.is_set(_FIELD_BY_ALIAS[alias]):
+            if key == r.key and pool.is_set(FIELD_BY_ALIAS[alias]):
                 issues.append(Issue(rp + ("key",), f"`{alias}` already sets {key}; a raw requirement on the same key "
                                     f"replaces it, so keep only one of them", r.key))
 
