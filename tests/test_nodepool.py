@@ -1076,3 +1076,18 @@ def test_documented_rules_beyond_the_crd(case: str, pool_item: dict[str, Any],
     assert validate_object(render_node_pool(pools_of(pool_item)[0])) == []
     for c in classes_of(*classes):
         assert validate_object(render_class(c)) == []
+
+
+def test_rendered_requirements_follow_each_pool_not_a_stale_copy() -> None:
+    from eks_karpenter.nodepool.manifests import pool_requirements
+
+    pool = NodePoolConfig(name="p", node_class="default", instance_families=["m5"])
+    first = pool_requirements(pool)
+    first.clear()  # a caller's list is its own: the pool's requirements are unchanged
+    assert pool_requirements(pool) == pool_requirements(NodePoolConfig(name="p", node_class="default",
+                                                                       instance_families=["m5"]))
+    changed = pool.model_copy(update={"instance_families": ["c7g"], "arch": ["arm64"]})
+    assert [r.values for r in pool_requirements(changed) if r.key == C.FAMILY] == [("c7g",)]
+    assert [r.values for r in pool_requirements(pool) if r.key == C.FAMILY] == [("m5",)]
+    assert render_node_pool(changed)["spec"]["template"]["spec"]["requirements"] != \
+        render_node_pool(pool)["spec"]["template"]["spec"]["requirements"]

@@ -115,7 +115,9 @@ def build_platform(cfg: StackConfig) -> None:
     # destroy (NodePools and EC2NodeClasses depend on the controller, so they are deleted first): node groups
     # and add-ons, every piece of its IAM (the attachments are the role's children, which a depends_on on the
     # IAM component would not reach), the interruption queue with its policy and rules, and its namespace.
-    controller_needs: list[pulumi.Resource] = [*cluster.ready, *iam.ready,
+    # The node role too: the EC2NodeClasses name it, and depending on the controller alone (not on each piece of the
+    # role as well) keeps one dependency per class while destroy still removes every class before the role.
+    controller_needs: list[pulumi.Resource] = [*cluster.ready, *iam.ready, *node_role.ready,
                                                *([queue] if queue else []),
                                                *namespace(kcfg.namespace)]
     if kcfg.controller_on_fargate:
@@ -142,7 +144,7 @@ def build_platform(cfg: StackConfig) -> None:
         classes[node_class.name] = NodeClass(
             f"nodeclass-{node_class.name}",
             {"manifest": render_node_class(node_class, name, node_role_name, stack_tags)},
-            opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[karpenter.controller, *node_role.ready],
+            opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[karpenter.controller],
                                         custom_timeouts=finalized))
     for pool in cfg.node_pools:
         NodePool(f"nodepool-{pool.name}", {"manifest": render_node_pool(pool)},

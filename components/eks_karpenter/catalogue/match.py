@@ -217,14 +217,19 @@ class Admission:
     """Requirements whose `minValues` the admitted types cannot meet, with the distinct values found."""
     catalogue: Catalogue
 
-    @property
+    # Cached: an admission is itself cached per pool shape, and validation, the plan's warnings and `cost` all ask.
+    @functools.cached_property
     def priced(self) -> tuple[InstanceType, ...]:
         return tuple(t for t in self.types if t.on_demand_hourly is not None)
 
-    def cheapest(self) -> InstanceType | None:
-        """The admitted type with the lowest on-demand price (ties: the smaller name)."""
+    @functools.cached_property
+    def _cheapest(self) -> InstanceType | None:
         priced = self.priced
         return min(priced, key=lambda t: (t.on_demand_hourly, t.name)) if priced else None
+
+    def cheapest(self) -> InstanceType | None:
+        """The admitted type with the lowest on-demand price (ties: the smaller name)."""
+        return self._cheapest
 
     def values(self, key: str) -> list[str]:
         return sorted({t.labels[key] for t in self.types if key in t.labels})

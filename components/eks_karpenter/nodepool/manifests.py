@@ -7,6 +7,7 @@ are strings, and requirements list the shortcuts first, then the raw `requiremen
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -124,11 +125,22 @@ def _shortcuts(cfg: NodePoolConfig) -> Iterator[Req]:
 
 def pool_requirements(cfg: NodePoolConfig) -> list[Req]:
     """The pool's requirements: shortcuts not overridden by a raw requirement on the same key, then the raw ones."""
+    hit = _RENDERED.get(id(cfg))
+    if hit is not None and hit[0]() is cfg:
+        return list(hit[1])
     raw_keys = {r.key for r in cfg.requirements}
     out = [r for r in _shortcuts(cfg) if r.key not in raw_keys]
     for i, r in enumerate(cfg.requirements):
         out.append(Req(r.key, r.operator, tuple(r.values or ()), r.min_values, source=i))
+    key = id(cfg)
+    _RENDERED[key] = (weakref.ref(cfg, lambda _: _RENDERED.pop(key, None)), tuple(out))
     return out
+
+
+# Requirements per live pool (config models are frozen): each pool's rules, warnings, admission and manifest all
+# read them, eight renderings per pool otherwise. Keyed by identity, since models holding lists do not hash; the
+# weak reference drops the entry with the pool, before its id can be reused.
+_RENDERED: dict[int, tuple[weakref.ref[NodePoolConfig], tuple[Req, ...]]] = {}
 
 
 def _taints(taints: list[Any]) -> list[dict[str, Any]]:
