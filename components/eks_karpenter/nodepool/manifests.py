@@ -123,24 +123,24 @@ def _shortcuts(cfg: NodePoolConfig) -> Iterator[Req]:
         yield Req(CPU, "Lt", (str(cfg.max_cpu + 1),), source="maxCpu")
 
 
+# Requirements per live pool (config models are frozen): each pool's rules, warnings, admission and manifest all
+# read them, eight renderings per pool otherwise. Keyed by identity, since models holding lists do not hash; the
+# weak reference drops the entry with the pool, before its id can be reused.
+_RENDERED: dict[int, tuple[weakref.ref[NodePoolConfig], tuple[Req, ...]]] = {}
+
+
 def pool_requirements(cfg: NodePoolConfig) -> list[Req]:
     """The pool's requirements: shortcuts not overridden by a raw requirement on the same key, then the raw ones."""
-    hit = _RENDERED.get(id(cfg))
+    key = id(cfg)
+    hit = _RENDERED.get(key)
     if hit is not None and hit[0]() is cfg:
         return list(hit[1])
     raw_keys = {r.key for r in cfg.requirements}
     out = [r for r in _shortcuts(cfg) if r.key not in raw_keys]
     for i, r in enumerate(cfg.requirements):
         out.append(Req(r.key, r.operator, tuple(r.values or ()), r.min_values, source=i))
-    key = id(cfg)
     _RENDERED[key] = (weakref.ref(cfg, lambda _: _RENDERED.pop(key, None)), tuple(out))
     return out
-
-
-# Requirements per live pool (config models are frozen): each pool's rules, warnings, admission and manifest all
-# read them, eight renderings per pool otherwise. Keyed by identity, since models holding lists do not hash; the
-# weak reference drops the entry with the pool, before its id can be reused.
-_RENDERED: dict[int, tuple[weakref.ref[NodePoolConfig], tuple[Req, ...]]] = {}
 
 
 def _taints(taints: list[Any]) -> list[dict[str, Any]]:
