@@ -58,6 +58,20 @@ def test_allocatable_resources_parse_to_numbers() -> None:
     assert load_catalogue().by_name["p5.48xlarge"].extended["nvidia.com/gpu"] == 8
 
 
+def test_columns_and_labels_are_two_views_of_the_same_rows() -> None:
+    # Admission reads labels by column; reports read one type's labels. Both come from the file's rows.
+    cat = load_catalogue()
+    rows = {row[0]: dict(zip(json.loads(DATA.read_text())["labels"], row[1], strict=True))
+            for row in json.loads(DATA.read_text())["types"]}
+    for key in sorted(cat.label_keys):
+        column = cat.column(key)
+        assert column == tuple(rows[t.name][key] for t in cat)
+        assert column == tuple(t.labels.get(key) for t in cat)
+        assert cat.values(key) == sorted({v for v in column if v is not None})
+    assert cat.by_name["a1.medium"].labels == {k: v for k, v in rows["a1.medium"].items() if v is not None}
+    assert cat.column("example.com/not-a-label") == (None,) * len(cat)
+
+
 def test_quantity_parsing_refuses_what_it_does_not_know() -> None:
     assert G.quantity_millis("3920m") == 3920 and G.quantity_millis("2") == 2000
     assert G.quantity_mib("17Gi") == 17408

@@ -34,3 +34,26 @@ def test_field_descriptions_are_there_when_asked() -> None:
     assert all(field.description for field in NodePoolConfig.model_fields.values())
     schema = NodePoolConfig.model_json_schema(by_alias=True)
     assert schema["properties"]["capacityTypes"]["description"]
+
+
+def test_validating_a_stack_generates_each_model_schema_once() -> None:
+    # Models reached from several sections (ResourceList, Taint) used to be generated inline once per section and
+    # once more for themselves; built leaves first, each model's schema is generated once per process.
+    out = _run(
+        "import collections, sys\n"
+        "from pydantic._internal import _generate_schema as g\n"
+        "from pydantic._internal._mock_val_ser import MockCoreSchema\n"
+        "seen = collections.Counter(); real = g.GenerateSchema._model_schema\n"
+        "def counting(self, cls):\n"
+        "    if isinstance(cls.__dict__.get('__pydantic_core_schema__'), (MockCoreSchema, type(None))):\n"
+        "        seen[f'{cls.__module__}.{cls.__qualname__}'] += 1\n"
+        "    return real(self, cls)\n"
+        "g.GenerateSchema._model_schema = counting\n"
+        "from eks_karpenter.stack import load_stack_config\n"
+        "from eks_karpenter.stackfile import read_stack_file\n"
+        "from pathlib import Path\n"
+        "path = Path('stacks/Pulumi.prod.yaml')\n"
+        "load_stack_config(read_stack_file(path, str(path), 'eks-karpenter').flat(), str(path))\n"
+        "print(len(seen), sorted(n for n, c in seen.items() if c > 1))")
+    count, repeated = out.split(" ", 1)
+    assert int(count) >= 30 and repeated == "[]"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import pulumi
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -59,6 +59,34 @@ class Model(BaseModel, metaclass=_Documented):
     def dump(self) -> dict[str, Any]:
         """The config as upstream-spelled plain data, unset optional fields left out."""
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def build_validators(*annotations: Any) -> None:
+    """Build the validators of every config model the `annotations` reach, each model after the models its
+    fields hold.
+
+    Validators are built on first use (`defer_build`), and pydantic inlines a model whose own validator is not
+    built yet into its parent's schema: a model reached from several sections (`ResourceList`, `Taint`) had its
+    schema generated once per section and once more for itself. Built leaves first, every parent reuses its
+    children's schemas, and each model's schema is generated once per process.
+    """
+    seen: set[type[Model]] = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, type) and issubclass(node, Model):
+            if node in seen or node is Model:
+                return
+            seen.add(node)
+            for field in node.__pydantic_fields__.values():
+                visit(field.annotation)
+            if not node.__pydantic_complete__:
+                node.model_rebuild()
+            return
+        for arg in get_args(node):
+            visit(arg)
+
+    for annotation in annotations:
+        visit(annotation)
 
 
 def aliases(model: type[Model]) -> dict[str, str]:

@@ -14,7 +14,15 @@ from typing import Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from eks_karpenter._model import ConfigError, Issue, Model, Path, aliases, issues_from_validation_error
+from eks_karpenter._model import (
+    ConfigError,
+    Issue,
+    Model,
+    Path,
+    aliases,
+    build_validators,
+    issues_from_validation_error,
+)
 from eks_karpenter.access.config import AccessConfig
 from eks_karpenter.access.rules import validate_access
 from eks_karpenter.arns import allowed_accounts, region_issues
@@ -156,6 +164,7 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     Each section is parsed on its own, so the rules of the sections that parsed still run (and report) when
     another section has a type error.
     """
+    _build_section_validators()
     raw, issues = raw_sections(config, project)
     region = config.get(REGION_KEY)
     failed: set[str] = set()
@@ -199,6 +208,14 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
 def _section_adapter(name: str) -> TypeAdapter[Any]:
     """One section's validator, built once per process (building it is most of a cold validation's cost)."""
     return TypeAdapter(StackConfig.__pydantic_fields__[name].annotation)  # type: ignore[arg-type]
+
+
+@functools.cache
+def _build_section_validators() -> None:
+    """Every section's models, leaves first, so that no model's schema is generated twice (see
+    `build_validators`). All of them: a section a stack file leaves out still gets its default models. Not
+    `StackConfig`'s own validator, which loading never uses."""
+    build_validators(*(field.annotation for field in StackConfig.__pydantic_fields__.values()))
 
 
 def _apply_cluster_name(config: Mapping[str, str], raw: dict[str, Any], project: str, parsed: dict[str, Any],

@@ -119,8 +119,7 @@ class _Index:
         found = self._by_key.get(key)
         if found is None:
             positions: dict[str, list[int]] = {}
-            for i, t in enumerate(self.catalogue.types):
-                value = t.labels.get(key)
+            for i, value in enumerate(self.catalogue.column(key)):
                 if value is not None:
                     positions.setdefault(value, []).append(i)
             size = len(self.catalogue.types)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 DATA = Path(__file__).with_name("instance-types.json")
 
@@ -29,8 +28,6 @@ class InstanceType:
     """One EC2 instance type as Karpenter sees it."""
 
     name: str
-    labels: Mapping[str, str]
-    """Every label Karpenter puts on a node of this type (absent keys: the type has no such property)."""
     cpu_millis: int
     """Allocatable CPU after Karpenter's overhead model, millicores."""
     memory_mib: int
@@ -42,6 +39,23 @@ class InstanceType:
     """Extended resources (`nvidia.com/gpu`, `vpc.amazonaws.com/efa`, ...)."""
     on_demand_hourly: float | None
     """On-demand Linux price in USD per hour from the catalogue's price table; None where it has none."""
+    label_values: tuple[str | None, ...] = field(repr=False)
+    """The type's value of each of `label_names` (None: the type has no such label)."""
+    label_names: tuple[str, ...] = field(repr=False)
+    """The catalogue's label keys, shared by every type."""
+    _labels: dict[str, str] | None = field(default=None, repr=False)
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """Every label Karpenter puts on a node of this type (absent keys: the type has no such property).
+
+        Built on first use: admission reads the catalogue by column (`Catalogue.column`), and only the types a
+        report or the simulator looks at need their labels as a mapping."""
+        labels = self._labels
+        if labels is None:
+            labels = {k: v for k, v in zip(self.label_names, self.label_values, strict=True) if v is not None}
+            object.__setattr__(self, "_labels", labels)
+        return labels
 
     @property
     def vcpus(self) -> int:
@@ -83,9 +97,22 @@ class Catalogue:
     def by_name(self) -> dict[str, InstanceType]:
         return {t.name: t for t in self.types}
 
+    @functools.cached_property
+    def _columns(self) -> dict[str, tuple[str | None, ...]]:
+        if not self.types:
+            return {}
+        names = self.types[0].label_names
+        return dict(zip(names, zip(*(t.label_values for t in self.types), strict=True), strict=True))
+
+    def column(self, key: str) -> tuple[str | None, ...]:
+        """Every type's value of a label, in catalogue order (None where the type has no such label); a key no
+        type carries gives all None."""
+        found = self._columns.get(key)
+        return found if found is not None else (None,) * len(self.types)
+
     def values(self, key: str) -> list[str]:
         """Every value of a label across the catalogue, sorted."""
-        return sorted({t.labels[key] for t in self.types if key in t.labels})
+        return sorted({v for v in self.column(key) if v is not None})
 
     def provenance(self) -> str:
         """One line to print with every figure taken from the catalogue."""
@@ -93,17 +120,12 @@ class Catalogue:
                 f"data generated {self.price_date}")
 
 
-def _row(label_keys: list[str], row: list[Any]) -> InstanceType:
-    name, values, cpu, memory, pods, storage, extended, price = row
-    labels = {k: v for k, v in zip(label_keys, values, strict=True) if v is not None}
-    return InstanceType(name, labels, cpu, memory, pods, storage, extended, price)
-
-
 def parse_catalogue(text: str) -> Catalogue:
     doc = json.loads(text)
-    keys = list(doc["labels"])
+    keys = tuple(doc["labels"])
     return Catalogue(
-        types=tuple(_row(keys, row) for row in doc["types"]),
+        types=tuple(InstanceType(name, cpu, memory, pods, storage, extended, price, tuple(values), keys)
+                    for name, values, cpu, memory, pods, storage, extended, price in doc["types"]),
         source=doc["source"], karpenter_version=doc["karpenterVersion"], price_region=doc["priceRegion"],
         price_date=doc["priceDate"], currency=doc["currency"], label_keys=frozenset(keys),
     )
