@@ -43,7 +43,7 @@ class InstanceType:
     """The type's value of each of `label_names` (None: the type has no such label)."""
     label_names: tuple[str, ...] = field(repr=False)
     """The catalogue's label keys, shared by every type."""
-    _labels: dict[str, str] | None = field(default=None, repr=False)
+    _labels: dict[str, str] | None = field(default=None, init=False, repr=False)
 
     @property
     def labels(self) -> Mapping[str, str]:
