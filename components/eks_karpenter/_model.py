@@ -61,6 +61,20 @@ class Model(BaseModel, metaclass=_Documented):
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
+def empty_list() -> list[Any]:
+    """`default_factory` of a list field that defaults to empty.
+
+    A Python function rather than the `list` builtin: pydantic inspects every default factory's signature when
+    it builds a validator, and a builtin's is parsed from its text signature through the tokenizer, which was a
+    sixth of the cost of building the config validators."""
+    return []
+
+
+def empty_dict() -> dict[Any, Any]:
+    """`default_factory` of a mapping field that defaults to empty (see `empty_list`)."""
+    return {}
+
+
 def build_validators(*annotations: Any) -> None:
     """Build the validators of every config model the `annotations` reach, each model after the models its
     fields hold.

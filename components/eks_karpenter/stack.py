@@ -21,6 +21,7 @@ from eks_karpenter._model import (
     Path,
     aliases,
     build_validators,
+    empty_dict,
     issues_from_validation_error,
 )
 from eks_karpenter.access.config import AccessConfig
@@ -81,7 +82,7 @@ class StackConfig(Model):
     access: AccessConfig = Field(default_factory=AccessConfig)
     """`eks-karpenter:access`: who can reach the cluster (admins, namespace-scoped teams) and how this
     program's Kubernetes provider authenticates. Default: only the cluster's creator (EKS's bootstrap entry)."""
-    tags: dict[TagKey, TagValue] = Field(default_factory=dict)
+    tags: dict[TagKey, TagValue] = Field(default_factory=empty_dict)
     """`eks-karpenter:tags`: tags on every AWS resource, for cost allocation."""
     protect: bool = False
     """`eks-karpenter:protect`: protect stateful resources (VPC, subnets, cluster, KMS key) from deletion."""

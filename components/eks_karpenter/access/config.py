@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from eks_karpenter._model import Model
+from eks_karpenter._model import Model, empty_list
 
 TeamName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=40)]
 Namespace = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
@@ -63,9 +63,9 @@ class AccessConfig(Model):
     do not list it again: EKS allows one access entry per principal and the duplicate fails the `up`.
     """
 
-    cluster_admins: list[Arn] = Field(default_factory=list)
+    cluster_admins: list[Arn] = Field(default_factory=empty_list)
     """IAM roles, users or IAM Identity Center roles with AmazonEKSClusterAdminPolicy on the whole cluster."""
-    teams: list[Team] = Field(default_factory=list)
+    teams: list[Team] = Field(default_factory=empty_list)
     """Teams with an access policy scoped to their namespaces (consumer stacks' deploy roles go here)."""
     provider_credentials: ProviderCredentials = Field(default_factory=ProviderCredentials)
     """Credentials of this program's own Kubernetes provider (for a CI role or a local profile)."""

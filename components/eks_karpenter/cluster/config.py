@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from eks_karpenter import versions
-from eks_karpenter._model import Model, RetentionDays
+from eks_karpenter._model import Model, RetentionDays, empty_dict, empty_list
 
 # EKS allows 100 characters; 76 leaves room for the `-nth` suffix within SQS's 80-character queue names.
 ClusterName = Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]*$", max_length=76)]
@@ -83,7 +83,7 @@ class SystemNodeGroupConfig(Model):
     """IMDSv2 hop limit of the nodes (IMDSv2 is always required). 2, as EKS's own default launch template sets
     it, lets pods on the pod network reach IMDS; 1 limits IMDS to host-network pods (set it once nothing on
     these nodes needs IMDS: Karpenter's controller then needs its region from the environment)."""
-    labels: dict[LabelKey, LabelValue] = Field(default_factory=dict)
+    labels: dict[LabelKey, LabelValue] = Field(default_factory=empty_dict)
     """Extra node labels (the group always carries `node-role/system: "true"`)."""
 
 
@@ -148,7 +148,7 @@ class ClusterConfig(Model):
     """Nodes reach the API server inside the VPC."""
     endpoint_public_access: bool = False
     """Expose the API endpoint publicly (then `publicAccessCidrs` is required)."""
-    public_access_cidrs: list[Cidr] = Field(default_factory=list)
+    public_access_cidrs: list[Cidr] = Field(default_factory=empty_list)
     """CIDR allow-list for the public endpoint."""
     log_types: list[LogType] = Field(default_factory=lambda: list(DEFAULT_LOG_TYPES))
     """Control-plane log types sent to CloudWatch Logs."""
@@ -162,15 +162,15 @@ class ClusterConfig(Model):
     """Use this existing KMS key for secrets encryption."""
     system_node_group: SystemNodeGroupConfig = Field(default_factory=SystemNodeGroupConfig)
     """The on-demand group CoreDNS and Karpenter run on."""
-    spot_node_groups: list[SpotNodeGroupConfig] = Field(default_factory=list)
+    spot_node_groups: list[SpotNodeGroupConfig] = Field(default_factory=empty_list)
     """Optional CAS-era spot managed node groups."""
     node_security_group_ids: list[Annotated[str, StringConstraints(pattern=r"^sg-[0-9a-f]{8,17}$")]] = Field(
-        default_factory=list, max_length=10)
+        default_factory=empty_list, max_length=10)
     """Existing clusters only: security groups of the cluster's existing nodes. Every EC2NodeClass of this
     stack attaches them (securityGroupSelectorTerms by id) alongside the cluster security group, so pods on
     Karpenter's nodes and on the old nodes reach each other (rules that allow traffic from the node group's own
     security group would otherwise drop Karpenter's nodes)."""
     addon_versions: dict[Literal["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"],
                          Annotated[str, StringConstraints(pattern=r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")]] = Field(
-        default_factory=dict)
+        default_factory=empty_dict)
     """Override a pinned add-on version (see eks_karpenter/versions.py)."""

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 
 from eks_karpenter import versions
-from eks_karpenter._model import Model
+from eks_karpenter._model import Model, empty_dict, empty_list
 from eks_karpenter.quantities import quantity_value
 
 # --- Go durations (time.ParseDuration), as the controller parses BATCH_MAX_DURATION and friends ----------------
@@ -138,7 +138,7 @@ class KarpenterSettings(Model):
 class NodeRoleConfig(Model):
     """The IAM role of Karpenter-launched nodes."""
 
-    additional_policy_arns: list[PolicyArn] = Field(default_factory=list, max_length=16)
+    additional_policy_arns: list[PolicyArn] = Field(default_factory=empty_list, max_length=16)
     """Managed policies attached on top of the four standard node policies (worker node, CNI, ECR pull-only,
     SSM core). IAM's default quota is 10 managed policies per role, so more than 6 extra needs a quota raise."""
     instance_profile: bool = False
@@ -181,13 +181,13 @@ class KarpenterConfig(Model):
     """Run the controller on Fargate instead of the system node group (requires `identity: irsa`). This stack
     creates the Fargate profile for the controller's pods in its namespace, on a created or an existing
     cluster."""
-    node_selector: dict[LabelKey, LabelValue] = Field(default_factory=dict)
+    node_selector: dict[LabelKey, LabelValue] = Field(default_factory=empty_dict)
     """Extra node labels the controller's nodes must carry (chart `nodeSelector`, on top of
     `kubernetes.io/os: linux`). On a created cluster the controller also requires the system node group's label
     `node-role/system: "true"`; on an existing cluster (`cluster.existing: true`) it does not, since the
     existing nodes do not carry it: by default it runs on any Linux node Karpenter did not launch. Name the
     existing nodes meant for it here (e.g. `{eks.amazonaws.com/nodegroup: system}`)."""
-    tolerations: list[Toleration] = Field(default_factory=list, max_length=20)
+    tolerations: list[Toleration] = Field(default_factory=empty_list, max_length=20)
     """Extra tolerations of the controller's pods (on top of `CriticalAddonsOnly`), for existing nodes that
     are tainted for system workloads."""
     replicas: int = Field(2, ge=1, le=10)

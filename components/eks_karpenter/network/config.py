@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from eks_karpenter._model import Model, RetentionDays
+from eks_karpenter._model import Model, RetentionDays, empty_dict
 from eks_karpenter.tags import TagKey, TagValue
 
 AvailabilityZone = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")]
@@ -94,7 +94,7 @@ class NetworkConfig(Model):
     flow_logs: FlowLogsConfig = Field(default_factory=FlowLogsConfig)
     """VPC flow logs (create mode only): off by default, on in prod."""
 
-    tags: dict[TagKey, TagValue] = Field(default_factory=dict)
+    tags: dict[TagKey, TagValue] = Field(default_factory=empty_dict)
     """Extra tags on network resources (merged over the stack-wide tags)."""
 
     @property

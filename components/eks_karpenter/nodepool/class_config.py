@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from eks_karpenter import versions
-from eks_karpenter._model import Model
+from eks_karpenter._model import Model, empty_dict
 from eks_karpenter.nodepool.fields import (
     AWS_DOMAIN,
     NODEPOOL_LABEL,
@@ -301,7 +301,7 @@ class NodeClassConfig(Model):
     """Extra user data, merged with Karpenter's: AL2023 a nodeadm NodeConfig, MIME multi-part or shell script;
     Bottlerocket TOML; AL2 MIME multi-part or shell script; Windows bare PowerShell (Karpenter adds the
     `<powershell>` tags); Custom anything (used as is)."""
-    tags: dict[NodeTagKey, Annotated[str, StringConstraints(max_length=256)]] = Field(default_factory=dict)
+    tags: dict[NodeTagKey, Annotated[str, StringConstraints(max_length=256)]] = Field(default_factory=empty_dict)
     """Tags on instances, volumes and launch templates (merged over the stack-wide tags)."""
     metadata_options: MetadataOptions = Field(default_factory=MetadataOptions)
     """IMDS settings (IMDSv2 only, hop limit 1)."""

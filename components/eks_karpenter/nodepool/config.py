@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from eks_karpenter._model import Model
+from eks_karpenter._model import Model, empty_dict, empty_list
 from eks_karpenter.nodepool.class_config import (
     ALIAS_FAMILIES,
     AmiFamily,
@@ -307,16 +307,16 @@ class NodePoolConfig(Model):
     """Smallest vCPU count per node."""
     max_cpu: int | None = Field(None, ge=1)
     """Largest vCPU count per node."""
-    requirements: list[Requirement] = Field(default_factory=list, max_length=100)
+    requirements: list[Requirement] = Field(default_factory=empty_list, max_length=100)
     """Raw requirements, appended after the shortcuts. Custom label keys that pods select on must appear here
     (e.g. `Exists`) or in `labels`."""
-    labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, max_length=100)
+    labels: dict[LabelKey, LabelValue] = Field(default_factory=empty_dict, max_length=100)
     """Labels on every node of the pool (custom keys welcome; pods can select on them)."""
-    annotations: dict[QualifiedName, str] = Field(default_factory=dict)
+    annotations: dict[QualifiedName, str] = Field(default_factory=empty_dict)
     """Annotations on every node of the pool."""
-    taints: list[Taint] = Field(default_factory=list)
+    taints: list[Taint] = Field(default_factory=empty_list)
     """Taints on every node; only pods that tolerate them land here (see `workload.scheduling_for`)."""
-    startup_taints: list[Taint] = Field(default_factory=list)
+    startup_taints: list[Taint] = Field(default_factory=empty_list)
     """Taints present at boot that something else (a DaemonSet) removes; pods need not tolerate them."""
     expire_after: Duration = "336h"
     """Replace nodes after this age (14 days: fresh AMIs and patched kernels). `Never` disables it."""

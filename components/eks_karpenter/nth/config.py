@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from eks_karpenter import versions
-from eks_karpenter._model import Model
+from eks_karpenter._model import Model, empty_list
 from eks_karpenter.cluster.config import LabelKey, LabelValue
 
 ChartVersion = Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")]
@@ -60,7 +60,7 @@ class NthConfig(Model):
     `eks.amazonaws.com/capacityType: SPOT` selects every spot managed node group instead. Karpenter's nodes are
     always excluded (required affinity `karpenter.sh/nodepool DoesNotExist`); Karpenter keys are refused."""
 
-    auto_scaling_group_names: list[AsgName] = Field(default_factory=list)
+    auto_scaling_group_names: list[AsgName] = Field(default_factory=empty_list)
     """Queue mode: self-managed Auto Scaling groups whose termination lifecycle hooks feed the queue. Each gets
     a hook and the `aws-node-termination-handler/managed` tag (propagated to new instances). A consumer program
     may pass more groups (names or outputs) to the component directly."""

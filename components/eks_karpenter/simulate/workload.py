@@ -14,7 +14,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, ValidationError
 
-from eks_karpenter._model import Issue, Model, Path, issues_from_validation_error, render_path, show
+from eks_karpenter._model import (
+    Issue,
+    Model,
+    Path,
+    empty_dict,
+    empty_list,
+    issues_from_validation_error,
+    render_path,
+    show,
+)
 from eks_karpenter.nodepool.workload import tolerates
 from eks_karpenter.quantities import cpu_millis, memory_bytes, quantity_value
 from eks_karpenter.stackfile import parse_yaml
@@ -70,10 +79,10 @@ class Deployment(Model):
     """CPU request per pod, e.g. `250m` or `1`."""
     memory: Quantity = "0"
     """Memory request per pod, e.g. `512Mi`."""
-    node_selector: dict[str, str] = Field(default_factory=dict)
+    node_selector: dict[str, str] = Field(default_factory=empty_dict)
     """Node labels the pods require (`karpenter.sh/capacity-type: on-demand`, `workload-tier: critical`, an
     instance label such as `karpenter.k8s.aws/instance-family: c7i`)."""
-    tolerations: list[Toleration] = Field(default_factory=list)
+    tolerations: list[Toleration] = Field(default_factory=empty_list)
     """Taints the pods tolerate."""
     architecture: Literal["amd64", "arm64", "any"] = "amd64"
     """CPU architecture of the image: `any` for multi-arch images. Most images are built for amd64 only."""
@@ -110,7 +119,7 @@ class Workload(Model):
 
     deployments: list[Deployment] = Field(min_length=1)
     """The Deployments whose pods are placed."""
-    daemon_sets: list[DaemonSet] = Field(default_factory=list)
+    daemon_sets: list[DaemonSet] = Field(default_factory=empty_list)
     """DaemonSets: their requests are taken off every node (Karpenter's and the fixed group's) before pods are
     placed, and one pod slot each. Default: none modelled."""
 
