@@ -577,7 +577,7 @@ def command_output(args: tuple[str, ...]) -> str:
     return f"```\n{out.getvalue().strip()}\n```"
 
 
-BENCHMARKS = ("scale", "cost", "simulate")
+BENCHMARKS = ("scale", "instructions", "cost", "simulate")
 
 
 def benchmark_result(name: str) -> str:

@@ -35,7 +35,7 @@ def test_result_file_is_written_as_the_readme_shows_it(tmp_path: Path, monkeypat
 def _fake_output() -> str:
     figures = {"seconds": 1.0, "rss_mb": 100.0, "invokes": 1.0, "resources": 80.0}
     results = {n: {"ours": {**figures, "seconds": 1.0 + n / 1000}, "floor": {**figures, "seconds": 0.9 + n / 1100},
-                   "raw": figures}
+                   "bare": {**figures, "seconds": 0.85 + n / 1200}, "raw": figures}
                for n in (0, 100, 300, 1000)}
     return scale.render_block("2 cores, Some CPU, Python 3.11.7", 3, results, 0.5, 0.4)
 

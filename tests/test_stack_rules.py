@@ -203,3 +203,29 @@ def test_accepted(tmp_path: Path, base: str, mutate: Mutation) -> None:
     mutate(cfg)
     result = plan_config(cfg, tmp_path)
     assert result.error is None, result.error
+
+
+def _config_models() -> list[type]:
+    import eks_karpenter.stack  # noqa: F401  (every section's models)
+    from eks_karpenter._model import Model
+
+    def walk(cls: type[Model]) -> list[type[Model]]:
+        return [cls, *(m for sub in cls.__subclasses__() for m in walk(sub))]
+
+    return [m for m in walk(Model) if m is not Model]
+
+
+def test_each_models_defaults_are_what_validating_it_empty_gives() -> None:
+    # A section the stack file leaves out takes `defaults()`, built without validation: it must be the same model.
+    checked = 0
+    for model in _config_models():
+        if any(field.is_required() for field in model.__pydantic_fields__.values()):
+            with pytest.raises(TypeError, match="has no defaults"):
+                model.defaults()
+            continue
+        built, validated = model.defaults(), model()
+        assert built == validated, model.__qualname__
+        assert built.model_fields_set == validated.model_fields_set == set(), model.__qualname__
+        assert built.model_dump() == validated.model_dump(), model.__qualname__
+        checked += 1
+    assert checked >= 20

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Self, cast, get_args
 
 import pulumi
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -51,6 +51,19 @@ class Model(BaseModel, metaclass=_Documented):
         """The JSON Schema, with each field's docstring as its description."""
         _document_fields()
         return super().model_json_schema(*args, **kwargs)
+
+    @classmethod
+    def defaults(cls) -> Self:
+        """The model as a stack file that leaves it out gets it: every field at its default and none marked set,
+        built without validation. Defaults are constants of the code, so validating them on every run would
+        only build the validators of sections the stack does not use; tests/test_stack_rules.py checks that each
+        config model's `defaults()` is what validating it empty gives."""
+        required = [name for name, field in cls.__pydantic_fields__.items() if field.is_required()]
+        if required:
+            raise TypeError(f"{cls.__qualname__} has no defaults for {', '.join(required)}")
+        nested = {name: factory.defaults() for name, field in cls.__pydantic_fields__.items()
+                  if isinstance(factory := field.default_factory, type) and issubclass(factory, Model)}
+        return cast(Self, cls.model_construct(_fields_set=set(), **nested))
 
     def is_set(self, field: str) -> bool:
         """Whether the user wrote this field (as opposed to taking its default)."""

@@ -165,7 +165,6 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     Each section is parsed on its own, so the rules of the sections that parsed still run (and report) when
     another section has a type error.
     """
-    _build_section_validators()
     raw, issues = raw_sections(config, project)
     region = config.get(REGION_KEY)
     failed: set[str] = set()
@@ -177,7 +176,11 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     issues += account_problems
     parsed: dict[str, Any] = {"region": region if not region_problems else "us-east-1"}
     issues += _apply_cluster_name(config, raw, project, parsed, failed)
-    for name, field in StackConfig.__pydantic_fields__.items():
+    fields = StackConfig.__pydantic_fields__
+    # The validators of the sections the file gives, leaves first (see `build_validators`); a section it leaves
+    # out takes its model's defaults, which need none (`Model.defaults`).
+    build_validators(*(field.annotation for name, field in fields.items() if (field.alias or name) in raw))
+    for name, field in fields.items():
         alias = field.alias or name
         if name in ("region", "cluster_name") or name in failed or (alias not in raw and not field.is_required()):
             continue
@@ -191,8 +194,12 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
         except ValidationError as err:
             issues += issues_from_validation_error(err, (_key(alias, project),))
             failed.add(name)
+    for name, field in fields.items():  # left out (or failed): the section's defaults, as model_construct would
+        if name not in parsed and not field.is_required() and isinstance(field.annotation, type) \
+                and issubclass(field.annotation, Model):
+            parsed[name] = field.annotation.defaults()
     if "network" not in failed and "region" not in failed:
-        network: NetworkConfig = parsed.get("network", NetworkConfig())
+        network: NetworkConfig = parsed["network"]
         zones = default_availability_zones(parsed["region"])
         if not network.adopting and network.availability_zones is None and zones is not None:
             parsed["network"] = network.model_copy(update={"availability_zones": zones})
@@ -200,8 +207,8 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     issues += validate_stack(cfg, project, failed=frozenset(failed), accounts=accounts, today=today)
     if issues:
         raise ConfigError(source, issues, lines)
-    # Every section was validated on its own above and the defaults are validated models: re-validating the whole
-    # would only build StackConfig's own validator, a fifth of a cold validation's cost.
+    # Every section was validated on its own above, and the defaults are the models' own (a test validates each):
+    # re-validating the whole would only build StackConfig's own validator, a fifth of a cold validation's cost.
     return cfg
 
 
@@ -209,14 +216,6 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
 def _section_adapter(name: str) -> TypeAdapter[Any]:
     """One section's validator, built once per process (building it is most of a cold validation's cost)."""
     return TypeAdapter(StackConfig.__pydantic_fields__[name].annotation)  # type: ignore[arg-type]
-
-
-@functools.cache
-def _build_section_validators() -> None:
-    """Every section's models, leaves first, so that no model's schema is generated twice (see
-    `build_validators`). All of them: a section a stack file leaves out still gets its default models. Not
-    `StackConfig`'s own validator, which loading never uses."""
-    build_validators(*(field.annotation for field in StackConfig.__pydantic_fields__.values()))
 
 
 def _apply_cluster_name(config: Mapping[str, str], raw: dict[str, Any], project: str, parsed: dict[str, Any],

@@ -13,8 +13,12 @@ _ADOPT_ONLY = ("private_subnet_ids", "public_subnet_ids")
 def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[Issue]:
     """Rules on `eks-karpenter:network`; zone-vs-region rules only with a valid `region`."""
     issues: list[Issue] = []
-    dump = cfg.model_dump(by_alias=True)
     alias = aliases(NetworkConfig)
+
+    def written(name: str) -> object:
+        # Dumped only for a problem: a dump builds the serializer, which a stack that leaves the section out (its
+        # defaults, unvalidated) never needs otherwise.
+        return cfg.model_dump(by_alias=True)[alias[name]]
 
     flow = cfg.flow_logs
     if flow.destination == "s3" and flow.enabled and not flow.s3_bucket_arn:
@@ -28,7 +32,7 @@ def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[I
         for name in _CREATE_ONLY:
             if cfg.is_set(name):
                 issues.append(Issue(at + (alias[name],), "only applies when creating a VPC; remove it when "
-                                    "adopting one with vpcId", dump[alias[name]]))
+                                    "adopting one with vpcId", written(name)))
         if not cfg.private_subnet_ids:
             issues.append(Issue(at + ("privateSubnetIds",), "required when adopting a VPC (vpcId is set): "
                                 "map each zone to an existing private subnet", None, has_value=False))
@@ -42,7 +46,7 @@ def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[I
         for name in _ADOPT_ONLY:
             if cfg.is_set(name):
                 issues.append(Issue(at + (alias[name],), "only applies when adopting a VPC; set vpcId too, or "
-                                    "remove it", dump[alias[name]]))
+                                    "remove it", written(name)))
         if cfg.availability_zones is None:
             # load_stack_config fills the region's default zones: from a stack file only regions without one get
             # here. Without a valid `aws:region` (its own error) there is nothing to say about zones.

@@ -40,10 +40,11 @@ def validate_nth(
     and even with none NTH handles the EventBridge events of any instance carrying the managed tag.
     """
     issues: list[Issue] = []
-    dump = cfg.model_dump(by_alias=True, mode="json")
 
     def field_issue(name: str, message: str) -> None:
-        issues.append(Issue(at + (_ALIAS[name],), message, dump[_ALIAS[name]]))
+        # Dumped only for a problem: a dump builds the model's serializer, which a stack leaving the section out
+        # (its defaults, unvalidated) never needs otherwise.
+        issues.append(Issue(at + (_ALIAS[name],), message, cfg.model_dump(by_alias=True, mode="json")[_ALIAS[name]]))
 
     if not cfg.enabled:
         if spot_node_groups > 0 and not cfg.acknowledge_spot_groups_without_handler:
