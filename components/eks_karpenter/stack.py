@@ -195,9 +195,9 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
             issues += issues_from_validation_error(err, (_key(alias, project),))
             failed.add(name)
     for name, field in fields.items():  # left out (or failed): the section's defaults, as model_construct would
-        if name not in parsed and not field.is_required() and isinstance(field.annotation, type) \
-                and issubclass(field.annotation, Model):
-            parsed[name] = field.annotation.defaults()
+        factory = field.default_factory
+        if name not in parsed and isinstance(factory, type) and issubclass(factory, Model):
+            parsed[name] = factory.defaults()
     if "network" not in failed and "region" not in failed:
         network: NetworkConfig = parsed["network"]
         zones = default_availability_zones(parsed["region"])
