@@ -95,7 +95,7 @@ def options(r):
     o = r.get("options", {})
     timeouts = o.get("customTimeouts")
     return pulumi.ResourceOptions(
-        parent=registered[r["parent"]] if r["parent"] in registered else None,
+        parent=registered.get(r["parent"]),
         provider=registered.get(o.get("provider")), depends_on=[registered[u] for u in o.get("dependsOn", [])],
         protect=o.get("protect"), retain_on_delete=o.get("retainOnDelete"), ignore_changes=o.get("ignoreChanges"),
         replace_on_changes=o.get("replaceOnChanges"), delete_before_replace=o.get("deleteBeforeReplace"),
@@ -186,27 +186,20 @@ def child(kind: str, n: int, plan: str, stop: str | None = None) -> dict[str, An
     from eks_karpenter.engine import plan_program
 
     if kind == "platform":
-        overrides = pairs_config(n)
+        root, overrides = REPO, pairs_config(n)
         exec(LIBRARY)  # its import has its own target and line; the plan's clock starts with it loaded
-        gc.collect()  # the imports' garbage is the imports' own: no side starts with another's collection due
-        if stop == "setup":
-            return {}
-        started = time.process_time()
-        doc = plan_program(REPO, STACK, config_overrides=overrides)
-        seconds = time.process_time() - started
-        if stop == "plan":
-            return {}
-        Path(plan).write_text(doc.to_json())
     else:
-        root = floor_project(Path(tempfile.mkdtemp(prefix="floor-")), kind, Path(plan).read_text())
-        gc.collect()
-        if stop == "setup":
-            return {}
-        started = time.process_time()
-        doc = plan_program(root, STACK)
-        seconds = time.process_time() - started
-        if stop == "plan":
-            return {}
+        root, overrides = floor_project(Path(tempfile.mkdtemp(prefix="floor-")), kind, Path(plan).read_text()), None
+    gc.collect()  # the imports' garbage is the imports' own: no side starts with another's collection due
+    if stop == "setup":
+        return {}
+    started = time.process_time()
+    doc = plan_program(root, STACK, config_overrides=overrides)
+    seconds = time.process_time() - started
+    if stop == "plan":
+        return {}
+    if kind == "platform":  # the floors' input, written once the clock has stopped
+        Path(plan).write_text(doc.to_json())
     return {"seconds": seconds, "resources": len(doc.resources), "invokes": len(doc.invokes),
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 

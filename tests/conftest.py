@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 from eks_karpenter import cli
+from eks_karpenter._model import Model
 from eks_karpenter.engine import PlanDocument, PlanResult, plan_program, run_plan
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,6 +55,17 @@ requires_upstream = pytest.mark.usefixtures("upstream_files")
 
 
 @functools.cache
+def config_models() -> list[type[Model]]:
+    """Every config model class: the stack sections' and the simulator's workload's."""
+    import eks_karpenter.simulate.workload
+    import eks_karpenter.stack  # noqa: F401  (imported for its models)
+
+    def walk(cls: type[Model]) -> list[type[Model]]:
+        return [cls, *(m for sub in cls.__subclasses__() for m in walk(sub))]
+
+    return [m for m in walk(Model) if m is not Model]
+
+
 def plan_stack(stack: str) -> PlanDocument:
     """The offline plan of a committed stack (cached: plans are deterministic)."""
     return plan_program(REPO, stack)

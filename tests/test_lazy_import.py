@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.conftest import REPO
+from tests.conftest import REPO, config_models
 
 
 def _run(code: str) -> str:
@@ -68,14 +68,7 @@ def test_validating_a_stack_generates_each_model_schema_once() -> None:
 def test_no_config_field_takes_a_builtin_as_default_factory() -> None:
     # pydantic inspects each default factory's signature while building a validator; a builtin's (`list`, `dict`)
     # is parsed from its text signature through the tokenizer, a sixth of what building the config validators cost.
-    import eks_karpenter.simulate.workload  # the simulator's workload models are config models too
-    import eks_karpenter.stack  # noqa: F401  (every stack section's models)
-    from eks_karpenter._model import Model
-
-    def models(cls: type[Model]) -> list[type[Model]]:
-        return [cls, *(m for sub in cls.__subclasses__() for m in models(sub))]
-
-    builtin = [f"{m.__qualname__}.{name}" for m in models(Model) for name, field in m.__pydantic_fields__.items()
+    builtin = [f"{m.__qualname__}.{name}" for m in config_models() for name, field in m.__pydantic_fields__.items()
                if isinstance(field.default_factory, type) and field.default_factory.__module__ == "builtins"]
-    assert len(models(Model)) > 30
+    assert len(config_models()) > 30
     assert builtin == [], "use empty_list / empty_dict from eks_karpenter._model"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from eks_karpenter import ConfigError
 
-from tests.conftest import plan_config, stack_config
+from tests.conftest import config_models, plan_config, stack_config
 
 NET, CLU, KAR = "eks-karpenter:network", "eks-karpenter:cluster", "eks-karpenter:karpenter"
 POOLS, CLASSES, TAGS = "eks-karpenter:nodePools", "eks-karpenter:nodeClasses", "eks-karpenter:tags"
@@ -205,20 +205,10 @@ def test_accepted(tmp_path: Path, base: str, mutate: Mutation) -> None:
     assert result.error is None, result.error
 
 
-def _config_models() -> list[type]:
-    import eks_karpenter.stack  # noqa: F401  (every section's models)
-    from eks_karpenter._model import Model
-
-    def walk(cls: type[Model]) -> list[type[Model]]:
-        return [cls, *(m for sub in cls.__subclasses__() for m in walk(sub))]
-
-    return [m for m in walk(Model) if m is not Model]
-
-
 def test_each_models_defaults_are_what_validating_it_empty_gives() -> None:
     # A section the stack file leaves out takes `defaults()`, built without validation: it must be the same model.
     checked = 0
-    for model in _config_models():
+    for model in config_models():
         if any(field.is_required() for field in model.__pydantic_fields__.values()):
             with pytest.raises(TypeError, match="has no defaults"):
                 model.defaults()

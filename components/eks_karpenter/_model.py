@@ -69,6 +69,12 @@ class Model(BaseModel, metaclass=_Documented):
         """Whether the user wrote this field (as opposed to taking its default)."""
         return field in self.model_fields_set
 
+    def written(self, field: str) -> Any:
+        """A field's value as a stack file spells it (JSON), for the issue that reports it. Called only for a
+        problem: a dump builds the model's serializer, which a section left out (its unvalidated defaults) never
+        needs otherwise."""
+        return self.model_dump(by_alias=True, mode="json", include={field})[aliases(type(self))[field]]
+
     def dump(self) -> dict[str, Any]:
         """The config as upstream-spelled plain data, unset optional fields left out."""
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")

@@ -24,7 +24,7 @@ def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issu
             if cfg.is_set(name):
                 issues.append(Issue(at + (alias[name],), "does not apply to an existing cluster (existing: "
                                     "true); this stack does not manage the cluster itself",
-                                    cfg.model_dump(by_alias=True, mode="json")[alias[name]]))
+                                    cfg.written(name)))
         ids = cfg.node_security_group_ids
         for i, sg in enumerate(ids):
             if ids.index(sg) != i:

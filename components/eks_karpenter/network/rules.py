@@ -15,11 +15,6 @@ def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[I
     issues: list[Issue] = []
     alias = aliases(NetworkConfig)
 
-    def written(name: str) -> object:
-        # Dumped only for a problem: a dump builds the serializer, which a stack that leaves the section out (its
-        # defaults, unvalidated) never needs otherwise.
-        return cfg.model_dump(by_alias=True)[alias[name]]
-
     flow = cfg.flow_logs
     if flow.destination == "s3" and flow.enabled and not flow.s3_bucket_arn:
         issues.append(Issue(at + ("flowLogs", "s3BucketArn"), "required with destination: s3 (an existing bucket "
@@ -32,7 +27,7 @@ def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[I
         for name in _CREATE_ONLY:
             if cfg.is_set(name):
                 issues.append(Issue(at + (alias[name],), "only applies when creating a VPC; remove it when "
-                                    "adopting one with vpcId", written(name)))
+                                    "adopting one with vpcId", cfg.written(name)))
         if not cfg.private_subnet_ids:
             issues.append(Issue(at + ("privateSubnetIds",), "required when adopting a VPC (vpcId is set): "
                                 "map each zone to an existing private subnet", None, has_value=False))
@@ -46,7 +41,7 @@ def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[I
         for name in _ADOPT_ONLY:
             if cfg.is_set(name):
                 issues.append(Issue(at + (alias[name],), "only applies when adopting a VPC; set vpcId too, or "
-                                    "remove it", written(name)))
+                                    "remove it", cfg.written(name)))
         if cfg.availability_zones is None:
             # load_stack_config fills the region's default zones: from a stack file only regions without one get
             # here. Without a valid `aws:region` (its own error) there is nothing to say about zones.

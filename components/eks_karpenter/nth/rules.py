@@ -42,9 +42,7 @@ def validate_nth(
     issues: list[Issue] = []
 
     def field_issue(name: str, message: str) -> None:
-        # Dumped only for a problem: a dump builds the model's serializer, which a stack leaving the section out
-        # (its defaults, unvalidated) never needs otherwise.
-        issues.append(Issue(at + (_ALIAS[name],), message, cfg.model_dump(by_alias=True, mode="json")[_ALIAS[name]]))
+        issues.append(Issue(at + (_ALIAS[name],), message, cfg.written(name)))
 
     if not cfg.enabled:
         if spot_node_groups > 0 and not cfg.acknowledge_spot_groups_without_handler:
