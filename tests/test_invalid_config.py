@@ -49,6 +49,10 @@ def delete(path: str) -> Mutation:
     return apply
 
 
+def arabic_indic(digits: str) -> str:
+    return "".join(chr(0x660 + int(d)) for d in digits)
+
+
 # (id, base stack, mutation, expected key path, expected message fragment)
 CASES: list[tuple[str, str, Mutation, str, str]] = [
     ("unknown-top-key", "dev", setv("eks-karpenter:netwrok", {"a": 1}), "eks-karpenter:netwrok", "unknown key"),
@@ -164,6 +168,13 @@ CASES: list[tuple[str, str, Mutation, str, str]] = [
      "eks-karpenter:interruption.enabled", "valid boolean"),
     ("existing-with-version", "brownfield", setv(f"{CLU}|version", "1.33"), f"{CLU}.version",
      "does not apply to an existing cluster"),
+    # Patterns are ASCII: Unicode digits (here Arabic-Indic) match `\d`, and no AWS or Kubernetes API takes them.
+    ("kms-arn-arabic-indic-account", "dev",
+     setv(f"{CLU}|kmsKeyArn", f"arn:aws:kms:eu-west-1:{arabic_indic('123456789012')}:key/x"),
+     f"{CLU}.kmsKeyArn", "pattern"),
+    ("pool-limit-arabic-indic-digits", "dev", setv("eks-karpenter:nodePools", [
+        {"name": "default", "limits": {"cpu": arabic_indic("100")}}]),
+     "eks-karpenter:nodePools[0].limits.cpu", "pattern"),
 ]
 
 

@@ -36,33 +36,46 @@ def test_field_descriptions_are_there_when_asked() -> None:
     assert schema["properties"]["capacityTypes"]["description"]
 
 
+_COUNT_SCHEMAS = (
+    "import collections, sys\n"
+    "from eks_karpenter import validators\n"
+    "validators.ENABLED = {enabled}\n"
+    "from pydantic._internal import _generate_schema as g\n"
+    "from pydantic._internal._mock_val_ser import MockCoreSchema\n"
+    "seen = collections.Counter(); real = g.GenerateSchema._model_schema\n"
+    "def counting(self, cls):\n"
+    "    if isinstance(cls.__dict__.get('__pydantic_core_schema__'), (MockCoreSchema, type(None))):\n"
+    "        seen[f'{{cls.__module__}}.{{cls.__qualname__}}'] += 1\n"
+    "    return real(self, cls)\n"
+    "g.GenerateSchema._model_schema = counting\n"
+    "from eks_karpenter.stack import load_stack_config\n"
+    "from eks_karpenter.stackfile import read_stack_file\n"
+    "from pathlib import Path\n"
+    "path = Path('stacks/Pulumi.prod.yaml')\n"
+    "load_stack_config(read_stack_file(path, str(path), 'eks-karpenter').flat(), str(path))\n"
+    "from pydantic.plugin import _loader\n"
+    "print(len(seen), sorted(n for n, c in seen.items() if c > 1), _loader._plugins is not None)\n"
+    "print(sorted(n.rsplit('.', 1)[1] for n in seen if n.rsplit('.', 1)[1] in ('KarpenterConfig', "
+    "'NodeRoleConfig', 'InterruptionConfig', 'NthConfig')))")
+
+
 def test_validating_a_stack_generates_each_model_schema_once() -> None:
-    # Models reached from several sections (ResourceList, Taint) used to be generated inline once per section and
-    # once more for themselves; built leaves first, each model's schema is generated once per process.
-    out = _run(
-        "import collections, sys\n"
-        "from pydantic._internal import _generate_schema as g\n"
-        "from pydantic._internal._mock_val_ser import MockCoreSchema\n"
-        "seen = collections.Counter(); real = g.GenerateSchema._model_schema\n"
-        "def counting(self, cls):\n"
-        "    if isinstance(cls.__dict__.get('__pydantic_core_schema__'), (MockCoreSchema, type(None))):\n"
-        "        seen[f'{cls.__module__}.{cls.__qualname__}'] += 1\n"
-        "    return real(self, cls)\n"
-        "g.GenerateSchema._model_schema = counting\n"
-        "from eks_karpenter.stack import load_stack_config\n"
-        "from eks_karpenter.stackfile import read_stack_file\n"
-        "from pathlib import Path\n"
-        "path = Path('stacks/Pulumi.prod.yaml')\n"
-        "load_stack_config(read_stack_file(path, str(path), 'eks-karpenter').flat(), str(path))\n"
-        "print(len(seen), sorted(n for n, c in seen.items() if c > 1))\n"
-        "print(sorted(n.rsplit('.', 1)[1] for n in seen if n.rsplit('.', 1)[1] in ('KarpenterConfig', "
-        "'NodeRoleConfig', 'InterruptionConfig', 'NthConfig')))")
-    first, left_out = out.splitlines()
+    # Without compiled schemas (eks_karpenter/validators): models reached from several sections (ResourceList,
+    # Taint) used to be generated inline once per section and once more for themselves; built leaves first, each
+    # model's schema is generated once per process.
+    first, left_out = _run(_COUNT_SCHEMAS.format(enabled=False)).splitlines()
     count, repeated = first.split(" ", 1)
-    assert int(count) >= 25 and repeated == "[]"
+    assert int(count) >= 25 and repeated == "[] True"
     # prod leaves out the karpenter, interruption and nodeTerminationHandler sections: their defaults need no
     # validator (`Model.defaults`), so none is built for them.
     assert left_out == "[]"
+
+
+def test_validating_a_stack_with_compiled_schemas_generates_none() -> None:
+    # The shipped compiled schemas are current, so pydantic generates no schema and, its validators being built
+    # by pydantic-core directly, never scans the installed distributions for plugins.
+    first, left_out = _run(_COUNT_SCHEMAS.format(enabled=True)).splitlines()
+    assert first == "0 [] False" and left_out == "[]"
 
 
 def test_no_config_field_takes_a_builtin_as_default_factory() -> None:

@@ -19,7 +19,7 @@ from tests.wheel_support import built_wheel
 SOURCE = REPO / "components" / "eks_karpenter"
 # Declared dependencies (distribution -> import name) and the optional extras' (imported inside functions only).
 DEPENDENCIES = {"pulumi": "pulumi", "pulumi-aws": "pulumi_aws", "pulumi-kubernetes": "pulumi_kubernetes",
-                "pulumi-eks": "pulumi_eks", "pydantic": "pydantic", "pyyaml": "yaml"}
+                "pulumi-eks": "pulumi_eks", "pydantic": "pydantic", "pydantic-core": "pydantic_core", "pyyaml": "yaml"}
 EXTRAS = {"live": {"boto3": {"boto3", "botocore"}}, "smoke": {"kubernetes": {"kubernetes"}}}
 NEVER = {"components", "infra", "tests"}
 

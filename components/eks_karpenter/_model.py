@@ -10,8 +10,11 @@ from typing import Any, Literal, Self, cast, get_args
 import pulumi
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic._internal._model_construction import ModelMetaclass
+from pydantic._internal._namespace_utils import MappingNamespace
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
+
+from eks_karpenter.validators import install
 
 Path = tuple[str | int, ...]
 
@@ -45,6 +48,18 @@ class Model(BaseModel, metaclass=_Documented):
         # components` stays cheap.
         defer_build=True,
     )
+
+    @classmethod
+    def model_rebuild(cls, *, force: bool = False, raise_errors: bool = True, _parent_namespace_depth: int = 2,
+                      _types_namespace: MappingNamespace | None = None) -> bool | None:
+        """Pydantic's, except that a model's first build (pydantic calls this when a deferred model is first
+        validated or dumped) takes its compiled validator when that is current (eks_karpenter/validators). A forced
+        rebuild, and a model whose fields carry their docstrings (the compiled schemas have none), are pydantic's."""
+        if not force and not cls.__pydantic_complete__ and cls not in _documented and install(cls):
+            return True
+        return super().model_rebuild(force=force, raise_errors=raise_errors,
+                                     _parent_namespace_depth=_parent_namespace_depth + 1,
+                                     _types_namespace=_types_namespace)
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -94,15 +109,9 @@ def empty_dict() -> dict[Any, Any]:
     return {}
 
 
-def build_validators(*annotations: Any) -> None:
-    """Build the validators of every config model the `annotations` reach, each model after the models its
-    fields hold.
-
-    Validators are built on first use (`defer_build`), and pydantic inlines a model whose own validator is not
-    built yet into its parent's schema: a model reached from several sections (`ResourceList`, `Taint`) had its
-    schema generated once per section and once more for itself. Built leaves first, every parent reuses its
-    children's schemas, and each model's schema is generated once per process.
-    """
+def config_models(*annotations: Any) -> list[type[Model]]:
+    """Every config model the `annotations` reach, each after the models its fields hold (leaves first)."""
+    found: list[type[Model]] = []
     seen: set[type[Model]] = set()
 
     def visit(node: Any) -> None:
@@ -112,14 +121,29 @@ def build_validators(*annotations: Any) -> None:
             seen.add(node)
             for field in node.__pydantic_fields__.values():
                 visit(field.annotation)
-            if not node.__pydantic_complete__:
-                node.model_rebuild()
+            found.append(node)
             return
         for arg in get_args(node):
             visit(arg)
 
     for annotation in annotations:
         visit(annotation)
+    return found
+
+
+def build_validators(*annotations: Any) -> None:
+    """Build the validators of every config model the `annotations` reach, each model after the models its
+    fields hold.
+
+    Validators are built on first use (`defer_build`), and pydantic inlines a model whose own validator is not
+    built yet into its parent's schema: a model reached from several sections (`ResourceList`, `Taint`) had its
+    schema generated once per section and once more for itself. Built leaves first, every parent reuses its
+    children's schemas, and each model's schema is generated once per process (when it is not compiled, see
+    `Model.model_rebuild`).
+    """
+    for model in config_models(*annotations):
+        if not model.__pydantic_complete__:
+            model.model_rebuild()
 
 
 def aliases(model: type[Model]) -> dict[str, str]:

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from eks_karpenter._model import Issue, Path
 
 REGION_KEY, ALLOWED_ACCOUNTS_KEY = "aws:region", "aws:allowedAccountIds"
-REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
-ACCOUNT_ID = re.compile(r"^\d{12}$")
+REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$")
+ACCOUNT_ID = re.compile(r"^[0-9]{12}$")
 _ARN = re.compile(r"^arn:(?P<partition>[a-z-]+):(?P<service>[a-z0-9-]+):(?P<region>[a-z0-9-]*):"
-                  r"(?P<account>\d{12}|aws|):(?P<resource>.+)$")
+                  r"(?P<account>[0-9]{12}|aws|):(?P<resource>.+)$")
 # Region prefixes of the partitions other than `aws` (longest first).
 _PARTITIONS = (("us-isob-", "aws-iso-b"), ("us-isof-", "aws-iso-f"), ("eu-isoe-", "aws-iso-e"),
                ("us-iso-", "aws-iso"), ("us-gov-", "aws-us-gov"), ("cn-", "aws-cn"))

@@ -15,7 +15,7 @@ from eks_karpenter._model import Issue, Path
 from eks_karpenter.cluster.rules import al2_unavailable
 from eks_karpenter.nodepool.config import NodeClassConfig
 
-_DATED_RELEASE = re.compile(r"^v(\d{4})(\d{2})(\d{2})$")
+_DATED_RELEASE = re.compile(r"^v([0-9]{4})([0-9]{2})([0-9]{2})$")
 
 
 def validate_node_class_amis(version: str, node_classes: Sequence[NodeClassConfig], at: Path) -> list[Issue]:

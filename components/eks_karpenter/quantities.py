@@ -46,7 +46,7 @@ _BYTES_RESOURCES = ("memory", "ephemeral-storage")
 def unitless_bytes(resource: str, value: str) -> bool:
     """A byte-sized resource written as a bare number other than 0: `memory: 1000` is 1000 bytes, never meant."""
     bytes_sized = resource in _BYTES_RESOURCES or resource.startswith("hugepages-")
-    return bytes_sized and re.fullmatch(r"\d+(\.\d+)?", value) is not None and float(value) != 0
+    return bytes_sized and re.fullmatch(r"[0-9]+(\.[0-9]+)?", value) is not None and float(value) != 0
 
 
 def bytes_issue(at: Path, resource: str, value: str) -> Issue:

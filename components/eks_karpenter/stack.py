@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from pydantic import Field, TypeAdapter, ValidationError
+from pydantic_core import SchemaValidator
 
 from eks_karpenter._model import (
     ConfigError,
@@ -46,6 +47,7 @@ from eks_karpenter.nth.config import NthConfig
 from eks_karpenter.nth.rules import validate_nth
 from eks_karpenter.stackfile import provider_config_keys, suggest
 from eks_karpenter.tags import TagKey, TagValue, reserved_tag_key
+from eks_karpenter.validators import section_validator
 
 PROJECT = "eks-karpenter"
 REGION_KEY = "aws:region"
@@ -213,8 +215,12 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
 
 
 @functools.cache
-def _section_adapter(name: str) -> TypeAdapter[Any]:
-    """One section's validator, built once per process (building it is most of a cold validation's cost)."""
+def _section_adapter(name: str) -> SchemaValidator | TypeAdapter[Any]:
+    """One section's validator, built once per process: from its compiled schema when that is current
+    (eks_karpenter/validators), else by pydantic."""
+    compiled = section_validator(name)
+    if compiled is not None:
+        return compiled
     return TypeAdapter(StackConfig.__pydantic_fields__[name].annotation)  # type: ignore[arg-type]
 
 
@@ -227,7 +233,7 @@ def _apply_cluster_name(config: Mapping[str, str], raw: dict[str, Any], project:
     if text is None:
         return []
     try:
-        name = TypeAdapter(ClusterName).validate_python(text)  # the plain string, even if it reads as JSON
+        name = _section_adapter("cluster_name").validate_python(text)  # the plain string, even if it reads as JSON
     except ValidationError as err:
         failed.update({"cluster_name", "cluster"} if "cluster" not in raw else {"cluster_name"})
         return issues_from_validation_error(err, (key,))

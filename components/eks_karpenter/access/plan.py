@@ -126,7 +126,7 @@ def caller_role_arn(caller_arn: str) -> str | None:
 
     The role's path is not in an assumed-role ARN, so callers compare by account and name only.
     """
-    match = re.fullmatch(r"arn:([^:]+):sts::(\d{12}):assumed-role/([^/]+)/.+", caller_arn)
+    match = re.fullmatch(r"arn:([^:]+):sts::([0-9]{12}):assumed-role/([^/]+)/.+", caller_arn)
     if not match:
         return None
     return f"arn:{match[1]}:iam::{match[2]}:role/{match[3]}"

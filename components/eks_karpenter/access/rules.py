@@ -10,9 +10,9 @@ from eks_karpenter.access.plan import SSO_PATH, parse_principal
 from eks_karpenter.iam.policy import partition_of
 from eks_karpenter.namespaces.plan import BUILTIN_NAMESPACES
 
-_NAME = re.compile(r"^[\w+=,.@-]{1,128}$")
+_NAME = re.compile(r"^[A-Za-z0-9_+=,.@-]{1,128}$")
 _PATH_PART = re.compile(r"^[\x21-\x7e]+$")
-_SSO_NAME = re.compile(r"^AWSReservedSSO_[\w+=,.@-]+_[0-9a-f]{16}$")
+_SSO_NAME = re.compile(r"^AWSReservedSSO_[A-Za-z0-9_+=,.@-]+_[0-9a-f]{16}$")
 
 
 def check_principal(arn: str, at: Path, region: str, kinds: tuple[str, ...] = ("role", "user")) -> list[Issue]:
@@ -31,7 +31,7 @@ def check_principal(arn: str, at: Path, region: str, kinds: tuple[str, ...] = ("
         want = p.partition  # a bad region is reported at aws:region
     if p.partition != want:
         issues.append(Issue(at, f"partition must be {want!r} for region {region}", arn))
-    if p.region or not re.fullmatch(r"\d{12}", p.account):
+    if p.region or not re.fullmatch(r"[0-9]{12}", p.account):
         issues.append(Issue(at, "the account must be 12 digits (IAM ARNs have no region)", arn))
     if p.kind not in kinds:
         issues.append(Issue(at, f"must be an IAM {' or '.join(kinds)} ARN (access entries take no {p.kind}s)",

@@ -61,11 +61,37 @@ class Taint(Model):
     """Taint effect, as Kubernetes spells it."""
 
 
+AddonVersion = Annotated[str, StringConstraints(pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$")]
+"""An EKS add-on version as EKS lists it (`v1.19.2-eksbuild.1`)."""
+
+
+# Default factories are named functions, not lambdas: the compiled validators (eks_karpenter/validators) refer
+# to them by name.
+def _system_instance_types() -> list[str]:
+    return ["m7i.large", "m6i.large"]
+
+
+def _spot_instance_types() -> list[str]:
+    return ["m5.large", "m5a.large", "m5d.large", "m5n.large", "m4.large"]
+
+
+def _spot_labels() -> dict[str, str]:
+    return {"lifecycle": "Ec2Spot"}
+
+
+def _spot_taints() -> list[Taint]:
+    return [Taint(key="spotInstance", value="true", effect="PreferNoSchedule")]
+
+
+def _default_log_types() -> list[LogType]:
+    return list(DEFAULT_LOG_TYPES)
+
+
 class SystemNodeGroupConfig(Model):
     """On-demand managed node group for CoreDNS, Karpenter and other cluster-critical pods. Karpenter never
     manages these nodes; the `CriticalAddonsOnly=true:NoSchedule` taint keeps ordinary workloads off them."""
 
-    instance_types: list[InstanceType] = Field(default_factory=lambda: ["m7i.large", "m6i.large"], min_length=1)
+    instance_types: list[InstanceType] = Field(default_factory=_system_instance_types, min_length=1)
     """Instance types; the defaults fit CoreDNS and two Karpenter replicas (1 vCPU, 1 GiB each) on two nodes."""
     min_size: int = Field(2, ge=2)
     """At least 2, so the two Karpenter replicas and CoreDNS survive a node loss."""
@@ -94,8 +120,7 @@ class SpotNodeGroupConfig(Model):
     name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,35}$")]
     """Group name prefix within the cluster (lowercase, digits, dashes; at most 36 characters: EKS appends a
     26-character unique suffix to the prefix, and names end at 63)."""
-    instance_types: list[InstanceType] = Field(
-        default_factory=lambda: ["m5.large", "m5a.large", "m5d.large", "m5n.large", "m4.large"])
+    instance_types: list[InstanceType] = Field(default_factory=_spot_instance_types)
     """Diversified types of the same size: more spot pools, fewer interruptions."""
     min_size: int = Field(0, ge=0)
     """Lower bound."""
@@ -103,10 +128,9 @@ class SpotNodeGroupConfig(Model):
     """Initial size (Cluster Autoscaler owns it afterwards)."""
     max_size: int = Field(10, ge=1, le=450)
     """Upper bound."""
-    labels: dict[LabelKey, LabelValue] = Field(default_factory=lambda: {"lifecycle": "Ec2Spot"})
+    labels: dict[LabelKey, LabelValue] = Field(default_factory=_spot_labels)
     """Node labels; `lifecycle: Ec2Spot` is what the workshop's workloads and NTH select on."""
-    taints: list[Taint] = Field(
-        default_factory=lambda: [Taint(key="spotInstance", value="true", effect="PreferNoSchedule")])
+    taints: list[Taint] = Field(default_factory=_spot_taints)
     """Node taints; the default steers pods that don't tolerate spot elsewhere when possible."""
     disk_size: int = Field(20, ge=20, le=16384)
     """Root volume GiB (the data volume on Bottlerocket), encrypted gp3; 20 is EKS's own default."""
@@ -150,14 +174,14 @@ class ClusterConfig(Model):
     """Expose the API endpoint publicly (then `publicAccessCidrs` is required)."""
     public_access_cidrs: list[Cidr] = Field(default_factory=empty_list)
     """CIDR allow-list for the public endpoint."""
-    log_types: list[LogType] = Field(default_factory=lambda: list(DEFAULT_LOG_TYPES))
+    log_types: list[LogType] = Field(default_factory=_default_log_types)
     """Control-plane log types sent to CloudWatch Logs."""
     log_retention_in_days: RetentionDays = 90
     """Retention of the control-plane log group `/aws/eks/<name>/cluster`, which this stack creates before the
     cluster (EKS would otherwise create one that never expires)."""
     secrets_encryption: bool = True
     """Envelope-encrypt Kubernetes secrets with a KMS key (created unless `kmsKeyArn` is given)."""
-    kms_key_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/.+$")] | None \
+    kms_key_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/.+$")] | None \
         = None
     """Use this existing KMS key for secrets encryption."""
     system_node_group: SystemNodeGroupConfig = Field(default_factory=SystemNodeGroupConfig)
@@ -170,7 +194,6 @@ class ClusterConfig(Model):
     stack attaches them (securityGroupSelectorTerms by id) alongside the cluster security group, so pods on
     Karpenter's nodes and on the old nodes reach each other (rules that allow traffic from the node group's own
     security group would otherwise drop Karpenter's nodes)."""
-    addon_versions: dict[Literal["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"],
-                         Annotated[str, StringConstraints(pattern=r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")]] = Field(
+    addon_versions: dict[Literal["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"], AddonVersion] = Field(
         default_factory=empty_dict)
     """Override a pinned add-on version (see eks_karpenter/versions.py)."""

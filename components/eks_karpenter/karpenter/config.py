@@ -62,7 +62,7 @@ Quantity = Annotated[str, BeforeValidator(_number_as_text), AfterValidator(_posi
 # --- Names -------------------------------------------------------------------------------------------------------
 
 def _karpenter_version(value: str) -> str:
-    if not re.fullmatch(r"\d+\.\d+\.\d+", value):
+    if not re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", value):
         raise ValueError("must be a Karpenter release such as 1.14.1 (chart versions have no leading 'v')")
     return value
 
@@ -71,7 +71,8 @@ KarpenterVersion = Annotated[str, AfterValidator(_karpenter_version)]
 Namespace = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
 PriorityClassName = Annotated[str, StringConstraints(
     pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", max_length=253)]
-PolicyArn = Annotated[str, StringConstraints(pattern=r"^arn:aws[a-z-]*:iam::(\d{12}|aws):policy/[\w+=,.@/-]+$")]
+PolicyArn = Annotated[str, StringConstraints(
+    pattern=r"^arn:aws[a-z-]*:iam::([0-9]{12}|aws):policy/[A-Za-z0-9_+=,.@/-]+$")]
 
 
 # --- Models ------------------------------------------------------------------------------------------------------
@@ -85,12 +86,16 @@ class ResourceList(Model):
     """Memory, e.g. `1Gi` or `512Mi`."""
 
 
+def _one_cpu_one_gib() -> ResourceList:
+    return ResourceList(cpu="1", memory="1Gi")
+
+
 class ControllerResources(Model):
     """Requests and limits of the controller container (chart `controller.resources`)."""
 
-    requests: ResourceList = Field(default_factory=lambda: ResourceList(cpu="1", memory="1Gi"))
+    requests: ResourceList = Field(default_factory=_one_cpu_one_gib)
     """What the scheduler reserves. The controller sizes its worker pools from `requests.cpu`."""
-    limits: ResourceList = Field(default_factory=lambda: ResourceList(cpu="1", memory="1Gi"))
+    limits: ResourceList = Field(default_factory=_one_cpu_one_gib)
     """Caps. `limits.memory` is required: the controller sets its Go GC soft limit to 90% of it."""
 
 
@@ -168,7 +173,8 @@ class Toleration(Model):
 class KarpenterConfig(Model):
     """The Karpenter controller install: chart version, identity, placement, sizing and settings."""
 
-    version: KarpenterVersion = Field(versions.KARPENTER_VERSION, json_schema_extra={"pattern": r"^\d+\.\d+\.\d+$"})
+    version: KarpenterVersion = Field(versions.KARPENTER_VERSION,
+                                      json_schema_extra={"pattern": r"^[0-9]+\.[0-9]+\.[0-9]+$"})
     """Karpenter release of both charts (`karpenter`, `karpenter-crd`), no leading `v`. Override per stack to
     canary a release; 1.14 or a newer 1.x, since this library's IAM, CRD handling and values are built for 1.14."""
     namespace: Namespace = "kube-system"

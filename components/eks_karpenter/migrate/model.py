@@ -74,7 +74,7 @@ class Conversion:
 
 
 def _check_role(node_role: str | None) -> None:
-    if node_role is not None and not re.fullmatch(r"[\w+=,.@-]{1,64}", node_role):
+    if node_role is not None and not re.fullmatch(r"[A-Za-z0-9_+=,.@-]{1,64}", node_role):
         raise LegacyImportError([f"--node-role {node_role!r}: give the IAM role's name (letters, digits and "
                                  "+=,.@_-, at most 64), not its ARN"])
 

@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field, StringConstraints
 from eks_karpenter._model import Model, RetentionDays, empty_dict
 from eks_karpenter.tags import TagKey, TagValue
 
-AvailabilityZone = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")]
+AvailabilityZone = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9][a-z]$")]
 SubnetId = Annotated[str, StringConstraints(pattern=r"^subnet-[0-9a-f]{8,17}$")]
 VpcId = Annotated[str, StringConstraints(pattern=r"^vpc-[0-9a-f]{8,17}$")]
 

@@ -28,7 +28,7 @@ ALIAS_FAMILIES: dict[str, AmiFamily] = {
     "al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket",
     "windows2019": "Windows2019", "windows2022": "Windows2022", "windows2025": "Windows2025"}
 """Alias family prefix -> the amiFamily it implies."""
-_ALIAS_VERSION = {"al2": r"v\d{8}", "al2023": r"v\d{8}", "bottlerocket": r"v\d+\.\d+\.\d+"}
+_ALIAS_VERSION = {"al2": r"v[0-9]{8}", "al2023": r"v[0-9]{8}", "bottlerocket": r"v[0-9]+\.[0-9]+\.[0-9]+"}
 
 
 def _alias(value: str) -> str:
@@ -92,7 +92,7 @@ class CapacityReservationSelectorTerm(Model):
 
     id: Annotated[str, StringConstraints(pattern=r"^cr-[0-9a-z]+$")] | None = None
     """Reservation id; cannot be combined with other fields."""
-    owner_id: Annotated[str, StringConstraints(pattern=r"^\d{12}$")] | None = Field(None, alias="ownerID")
+    owner_id: Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")] | None = Field(None, alias="ownerID")
     """Owning account (shared reservations)."""
     instance_match_criteria: Literal["open", "targeted"] | None = None
     """Match open or targeted reservations."""
@@ -125,7 +125,7 @@ _VOLUME_SIZE_OK: dict[str, Callable[[int], bool]] = {
 
 
 def _volume_size(value: str) -> str:
-    match = re.fullmatch(r"([1-9]\d*)(Gi|G|Ti|T)", value)
+    match = re.fullmatch(r"([1-9][0-9]*)(Gi|G|Ti|T)", value)
     if match and _VOLUME_SIZE_OK[match.group(2)](int(match.group(1))):
         return value
     raise ValueError("volume size must be a whole number of Gi (1-59000), G (1-64000), Ti or T, e.g. 50Gi")
@@ -168,9 +168,9 @@ class BlockDeviceMapping(Model):
 EvictionSignal = Literal["memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available",
                          "imagefs.inodesFree", "pid.available"]
 EvictionThreshold = Annotated[str, StringConstraints(
-    pattern=rf"^((\d{{1,2}}(\.\d{{1,2}})?|100(\.0{{1,2}})?)%|{QUANTITY_PATTERN})$")]
+    pattern=rf"^(([0-9]{{1,2}}(\.[0-9]{{1,2}})?|100(\.0{{1,2}})?)%|{QUANTITY_PATTERN})$")]
 """A percentage (`10%`) or an absolute quantity (`500Mi`)."""
-GoDuration = Annotated[str, StringConstraints(pattern=r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")]
+GoDuration = Annotated[str, StringConstraints(pattern=r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$")]
 ReservedResource = Literal["cpu", "memory", "ephemeral-storage", "pid"]
 _INT32 = 2**31 - 1
 
@@ -264,7 +264,7 @@ NodeTagKey = Annotated[str, StringConstraints(min_length=1, max_length=128), Aft
 def _iam_name(value: str) -> str:
     if value.startswith("arn:"):
         raise ValueError("give the name, not the ARN")
-    if not re.fullmatch(r"[\w+=,.@-]+", value):
+    if not re.fullmatch(r"[A-Za-z0-9_+=,.@-]+", value):
         raise ValueError("IAM names use letters, digits and +=,.@_-")
     return value
 

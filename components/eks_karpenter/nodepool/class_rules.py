@@ -275,6 +275,6 @@ def validate_node_class_environment(classes: Sequence[NodeClassConfig], region: 
             path = at_classes + (i, "blockDeviceMappings", j, "ebs", "kmsKeyID")
             if key.startswith("arn:"):
                 issues += arn_issues(key, path, service="kms", region=region, accounts=accounts, what="KMS key")
-            elif not re.fullmatch(r"(mrk-)?[0-9a-f-]{32,36}|alias/[\w/_-]+", key):
+            elif not re.fullmatch(r"(mrk-)?[0-9a-f-]{32,36}|alias/[A-Za-z0-9_/_-]+", key):
                 issues.append(Issue(path, "a KMS key ARN, key id or alias/<name>", key))
     return issues

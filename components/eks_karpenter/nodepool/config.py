@@ -232,6 +232,10 @@ class Budget(Model):
     """Limit the budget to these disruption reasons; absent means all reasons."""
 
 
+def _ten_percent() -> list[Budget]:
+    return [Budget(nodes="10%")]
+
+
 class Disruption(Model):
     """When Karpenter may remove or replace the pool's nodes.
 
@@ -244,12 +248,16 @@ class Disruption(Model):
     `Balanced` (1.14) weighs savings against disruption."""
     consolidate_after: Duration = "1m"
     """How long a node must be empty or underutilized before consolidation acts (`Never` disables it)."""
-    budgets: list[Budget] = Field(default_factory=lambda: [Budget(nodes="10%")], max_length=50)
+    budgets: list[Budget] = Field(default_factory=_ten_percent, max_length=50)
     """Disruption budgets; the most restrictive active one wins."""
 
 
 def _default_limits() -> dict[str, str]:
     return {"cpu": "1000", "memory": "1000Gi"}
+
+
+def _general_purpose_categories() -> list[str]:
+    return ["c", "m", "r"]
 
 
 def _spot_first() -> list[CapacityType]:
@@ -283,7 +291,7 @@ class NodePoolConfig(Model):
         default_factory=_linux, min_length=1)
     """Operating systems; must match the node class's AMI family."""
     instance_categories: Annotated[list[Category], AfterValidator(_unique)] | None = Field(
-        default_factory=lambda: ["c", "m", "r"], min_length=1)
+        default_factory=_general_purpose_categories, min_length=1)
     """Instance categories (c = compute, m = general, r = memory, ...), matched exactly as Karpenter labels them:
     `i` does not include `im4gn` (category `im`) or `is4gen` (`is`), and `m` does not include `mac`. The default
     is left out when `instanceFamilies` or `instanceTypes` pin the choice; `null` removes it."""

@@ -49,14 +49,14 @@ _NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 ResourceName = Annotated[str, StringConstraints(pattern=rf"^{_DNS_LABEL}$", max_length=63)]
 """A DNS-1123 label: the object name, and the value of the `karpenter.sh/nodepool` node label."""
 LabelValue = Annotated[str, StringConstraints(max_length=63, pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")]
-Duration = Annotated[str, StringConstraints(pattern=r"^((\d+[smh])+|Never)$")]
+Duration = Annotated[str, StringConstraints(pattern=r"^(([0-9]+[smh])+|Never)$")]
 """`720h`, `1h30m`, `90s`, or `Never`."""
-GraceDuration = Annotated[str, StringConstraints(pattern=r"^(\d+[smh])+$")]
-BudgetDuration = Annotated[str, StringConstraints(pattern=r"^(\d+h\d+m|\d+[hm])(0s)?$")]
+GraceDuration = Annotated[str, StringConstraints(pattern=r"^([0-9]+[smh])+$")]
+BudgetDuration = Annotated[str, StringConstraints(pattern=r"^([0-9]+h[0-9]+m|[0-9]+[hm])(0s)?$")]
 """Hours and minutes only (`8h`, `90m`, `1h30m`): budgets are cron-driven, and cron has no seconds."""
-AvailabilityZone = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")]
+AvailabilityZone = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9][a-z]$")]
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
-QUANTITY_PATTERN = r"(\d+(\.\d+)?|\.\d+)([KMGTPE]i|[numkMGTPE]|[eE]\d+)?"
+QUANTITY_PATTERN = r"([0-9]+(\.[0-9]+)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][0-9]+)?"
 
 
 def _int_as_str(value: Any) -> Any:
@@ -70,10 +70,12 @@ def _evaluable(value: str) -> str:
     return value
 
 
-Quantity = Annotated[str, BeforeValidator(_int_as_str), StringConstraints(pattern=rf"^{QUANTITY_PATTERN}$"),
+# The pattern before the BeforeValidator: pydantic then checks it in the str schema itself. After it, pydantic wraps
+# the check in a closure of its own, which the compiled validators (eks_karpenter/validators) cannot name.
+Quantity = Annotated[str, StringConstraints(pattern=rf"^{QUANTITY_PATTERN}$"), BeforeValidator(_int_as_str),
                      AfterValidator(_evaluable)]
 """A non-negative Kubernetes quantity: `1000`, `500m`, `1000Gi`."""
-BudgetNodes = Annotated[str, BeforeValidator(_int_as_str), StringConstraints(pattern=r"^((100|\d{1,2})%|\d+)$")]
+BudgetNodes = Annotated[str, StringConstraints(pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$"), BeforeValidator(_int_as_str)]
 """A node count (`"0"`, `"5"`) or a percentage of the pool (`"10%"`)."""
 
 

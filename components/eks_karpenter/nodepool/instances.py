@@ -19,7 +19,7 @@ INSTANCE_CATEGORIES = frozenset({
 """Every `karpenter.k8s.aws/instance-category` value of the instance types Karpenter 1.14 knows."""
 
 # `c7gn` -> category `c`, generation 7, attributes `gn`; `u7i-12tb` and `p6-b200` carry a size after a dash.
-_FAMILY = re.compile(r"([a-z]+)(\d+)([a-z]*)(-[a-z0-9]+)?")
+_FAMILY = re.compile(r"([a-z]+)([0-9]+)([a-z]*)(-[a-z0-9]+)?")
 
 
 def family_arch(family: str) -> Arch | None:

@@ -71,7 +71,7 @@ def _req_path(at: Path, req: Req, *rest: str | int) -> Path:
 
 
 def _non_negative_int(text: str) -> bool:
-    return re.fullmatch(r"\d+", text) is not None and int(text) < 2**63
+    return re.fullmatch(r"[0-9]+", text) is not None and int(text) < 2**63
 
 
 def _pool_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
@@ -189,7 +189,7 @@ def _taint_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
 
 
 def _family_parts(family: str) -> tuple[str, int] | None:
-    match = re.match(r"^([a-z]+)(\d+)", family)
+    match = re.match(r"^([a-z]+)([0-9]+)", family)
     return (match.group(1), int(match.group(2))) if match else None
 
 

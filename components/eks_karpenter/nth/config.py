@@ -15,7 +15,7 @@ from eks_karpenter import versions
 from eks_karpenter._model import Model, empty_list
 from eks_karpenter.cluster.config import LabelKey, LabelValue
 
-ChartVersion = Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")]
+ChartVersion = Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")]
 Namespace = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
 AsgName = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=r"^[^:]+$")]
 
@@ -23,6 +23,10 @@ SPOT_GROUP_LABELS: dict[str, str] = {"lifecycle": "Ec2Spot"}
 """The label the CAS-era spot node groups carry (cluster.config.SpotNodeGroupConfig.labels' default)."""
 EKS_SPOT_CAPACITY_LABELS: dict[str, str] = {"eks.amazonaws.com/capacityType": "SPOT"}
 """The label EKS puts on every node of a SPOT managed node group: an alternative IMDS-mode selector."""
+
+
+def _spot_group_labels() -> dict[str, str]:
+    return dict(SPOT_GROUP_LABELS)
 
 
 class NthConfig(Model):
@@ -55,7 +59,7 @@ class NthConfig(Model):
     on it (capacity rebalancing), so this stays off by default."""
     enable_rebalance_draining: bool = False
     """IMDS mode: also drain on a rebalance recommendation (needs `enableRebalanceMonitoring`)."""
-    node_selector: dict[LabelKey, LabelValue] = Field(default_factory=lambda: dict(SPOT_GROUP_LABELS))
+    node_selector: dict[LabelKey, LabelValue] = Field(default_factory=_spot_group_labels)
     """IMDS mode: the nodes the DaemonSet runs on. The default is the CAS-era spot groups' label; the EKS label
     `eks.amazonaws.com/capacityType: SPOT` selects every spot managed node group instead. Karpenter's nodes are
     always excluded (required affinity `karpenter.sh/nodepool DoesNotExist`); Karpenter keys are refused."""

@@ -20,7 +20,7 @@ _DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 _NAMES: tuple[dict[str, int], ...] = (
     {}, {}, {}, {m: i + 1 for i, m in enumerate(_MONTHS)}, {d: i for i, d in enumerate(_DAYS)})
 _RANGES = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 6))
-_DURATION = re.compile(r"(\d+)([hms])")
+_DURATION = re.compile(r"([0-9]+)([hms])")
 _UNIT = {"h": 3600, "m": 60, "s": 1}
 
 
