@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eks_karpenter.catalogue import Requirement, admitted, admitted_for, ami_family_of, load_catalogue
+from eks_karpenter.catalogue import Requirement, admitted, admitted_for, ami_family_of, instance_types, load_catalogue
 from eks_karpenter.catalogue import generate as G
 from eks_karpenter.catalogue.model import DATA
 
@@ -61,8 +61,7 @@ def test_allocatable_resources_parse_to_numbers() -> None:
 def test_columns_and_labels_are_two_views_of_the_same_rows() -> None:
     # Admission reads labels by column; reports read one type's labels. Both come from the file's rows.
     cat = load_catalogue()
-    rows = {row[0]: dict(zip(json.loads(DATA.read_text())["labels"], row[1], strict=True))
-            for row in json.loads(DATA.read_text())["types"]}
+    rows = {row[0]: dict(zip(instance_types.LABELS, row[1], strict=True)) for row in instance_types.TYPES}
     for key in sorted(cat.label_keys):
         column = cat.column(key)
         assert column == tuple(rows[t.name][key] for t in cat)
@@ -212,4 +211,4 @@ def test_stack_pools_admit_what_a_naive_evaluation_of_upstream_data_admits(stack
 
 def test_catalogue_file_is_compact() -> None:
     assert DATA.stat().st_size < 600_000
-    assert Path(G.__file__).with_name("instance-types.json") == DATA
+    assert Path(G.__file__).with_name("instance_types.py") == DATA == Path(instance_types.__file__)

@@ -45,7 +45,7 @@ def test_only_eks_karpenter_and_its_dist_info(wheel: zipfile.ZipFile) -> None:
 
 def test_every_source_file_and_the_catalogue_are_inside(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
-    assert "eks_karpenter/catalogue/instance-types.json" in names
+    assert "eks_karpenter/catalogue/instance_types.py" in names
     assert "eks_karpenter/__init__.py" in names and "eks_karpenter/cli.py" in names
     source = {f"eks_karpenter/{p.relative_to(SOURCE).as_posix()}" for p in SOURCE.rglob("*")
               if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")}

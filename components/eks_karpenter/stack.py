@@ -179,9 +179,8 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     parsed: dict[str, Any] = {"region": region if not region_problems else "us-east-1"}
     issues += _apply_cluster_name(config, raw, project, parsed, failed)
     fields = StackConfig.__pydantic_fields__
-    # The validators of the sections the file gives, leaves first (see `build_validators`); a section it leaves
-    # out takes its model's defaults, which need none (`Model.defaults`).
-    build_validators(*(field.annotation for name, field in fields.items() if (field.alias or name) in raw))
+    # Only the sections the file gives are validated (`_section_adapter`); one it leaves out takes its model's
+    # defaults, which need no validator (`Model.defaults`).
     for name, field in fields.items():
         alias = field.alias or name
         if name in ("region", "cluster_name") or name in failed or (alias not in raw and not field.is_required()):
@@ -217,11 +216,14 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
 @functools.cache
 def _section_adapter(name: str) -> SchemaValidator | TypeAdapter[Any]:
     """One section's validator, built once per process: from its compiled schema when that is current
-    (eks_karpenter/validators), else by pydantic."""
+    (eks_karpenter/validators), else by pydantic, the section's models first and leaves first (see
+    `build_validators`), so that the adapter reuses their schemas."""
     compiled = section_validator(name)
     if compiled is not None:
         return compiled
-    return TypeAdapter(StackConfig.__pydantic_fields__[name].annotation)  # type: ignore[arg-type]
+    annotation = StackConfig.__pydantic_fields__[name].annotation
+    build_validators(annotation)
+    return TypeAdapter(annotation)  # type: ignore[arg-type]
 
 
 def _apply_cluster_name(config: Mapping[str, str], raw: dict[str, Any], project: str, parsed: dict[str, Any],

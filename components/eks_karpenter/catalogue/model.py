@@ -1,14 +1,14 @@
-"""The shipped instance-type catalogue: typed rows over `instance-types.json` (see generate.py for provenance)."""
+"""The shipped instance-type catalogue: typed rows over `instance_types.py` (see generate.py for provenance)."""
 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-DATA = Path(__file__).with_name("instance-types.json")
+DATA = Path(__file__).with_name("instance_types.py")
 
 CATEGORY = "karpenter.k8s.aws/instance-category"
 FAMILY = "karpenter.k8s.aws/instance-family"
@@ -122,18 +122,21 @@ class Catalogue:
                 f"data generated {self.price_date}")
 
 
-def parse_catalogue(text: str) -> Catalogue:
-    doc = json.loads(text)
-    keys = tuple(doc["labels"])
+def build_catalogue(data: Any) -> Catalogue:
+    """The catalogue from the generated module's constants (`instance_types.py`, or any object with the same
+    attributes)."""
+    keys = tuple(data.LABELS)
     return Catalogue(
-        types=tuple(InstanceType(name, cpu, memory, pods, storage, extended, price, tuple(values), keys)
-                    for name, values, cpu, memory, pods, storage, extended, price in doc["types"]),
-        source=doc["source"], karpenter_version=doc["karpenterVersion"], price_region=doc["priceRegion"],
-        price_date=doc["priceDate"], currency=doc["currency"], label_keys=frozenset(keys),
+        types=tuple(InstanceType(name, cpu, memory, pods, storage, dict(extended), price, values, keys)
+                    for name, values, cpu, memory, pods, storage, extended, price in data.TYPES),
+        source=data.SOURCE, karpenter_version=data.KARPENTER_VERSION, price_region=data.PRICE_REGION,
+        price_date=data.PRICE_DATE, currency=data.CURRENCY, label_keys=frozenset(keys),
     )
 
 
 @functools.cache
 def load_catalogue() -> Catalogue:
-    """The catalogue shipped in the package (parsed once per process)."""
-    return parse_catalogue(DATA.read_text())
+    """The catalogue shipped in the package (loaded once per process)."""
+    from eks_karpenter.catalogue import instance_types
+
+    return build_catalogue(instance_types)
