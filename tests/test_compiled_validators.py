@@ -56,7 +56,7 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 from eks_karpenter import validators
 from eks_karpenter.stack import StackConfig
-models, sections = validators._tables()
+models, sections = validators.tables()
 def canon(node):  # functools.partial compares by identity: by what it calls with what instead
     if isinstance(node, dict):
         return {key: canon(value) for key, value in node.items()}
@@ -135,7 +135,9 @@ def test_the_generator_names_only_what_it_can_import() -> None:
 def test_patterns_are_ascii() -> None:
     # `\d` and `\w` match any script's digits and letters (in pydantic-core's regex engine as in Python's), which
     # no AWS or Kubernetes name takes; they also cost a Unicode table each to compile.
-    models, sections = validators._tables() or ({}, {})
+    compiled = validators.tables()
+    assert compiled is not None
+    models, sections = compiled
     patterns: list[str] = []
 
     def walk(node: Any) -> None:
@@ -165,6 +167,6 @@ def test_stale_compiled_schemas_leave_the_models_to_pydantic() -> None:
                "from pydantic.plugin import _loader\n"
                "path = Path('stacks/Pulumi.prod.yaml')\n"
                "cfg = load_stack_config(read_stack_file(path, str(path), 'eks-karpenter').flat(), str(path))\n"
-               "print(validators._tables() is None, validators.section_validator('node_pools') is None,\n"
+               "print(validators.tables() is None, validators.section_validator('node_pools') is None,\n"
                "      NodePoolConfig.__pydantic_complete__, _loader._plugins is not None, len(cfg.node_pools))")
     assert out == "True True True True 3"

@@ -27,7 +27,7 @@ import hashlib
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic_core import SchemaSerializer, SchemaValidator
 
@@ -64,26 +64,33 @@ def is_current(recorded_versions: Mapping[str, str], sources: Mapping[str, str])
     return dict(recorded_versions) == versions() and all(digest(path) == known for path, known in sources.items())
 
 
+class Tables(NamedTuple):
+    """What `compiled.py` holds."""
+
+    models: Mapping[type, Compiled]
+    sections: Mapping[str, Compiled]
+    """Per `StackConfig` field."""
+
+
 @functools.cache
-def _tables() -> tuple[Mapping[type, Compiled], Mapping[str, Compiled]] | None:
+def _tables() -> Tables | None:
     from eks_karpenter.validators import compiled
 
     if not is_current(compiled.VERSIONS, compiled.SOURCES):
         return None
-    return compiled.schemas()
+    return Tables(*compiled.schemas())
 
 
-def _compiled(kind: int, key: Any) -> Compiled | None:
-    if not ENABLED:
-        return None
-    tables = _tables()
-    return tables[kind].get(key) if tables is not None else None
+def tables() -> Tables | None:
+    """The compiled schemas, or None when they are not current (or switched off)."""
+    return _tables() if ENABLED else None
 
 
 def install(model: type) -> bool:
     """Complete a config model from its compiled schema, as pydantic completes a model it builds (core schema,
     validator, serializer, signature); False when there is none or `compiled.py` is not current."""
-    found = _compiled(0, model)
+    compiled = tables()
+    found = compiled.models.get(model) if compiled is not None else None
     if found is None:
         return False
     # What pydantic's own completion sets besides the three core attributes (pinned by VERSIONS).
@@ -109,7 +116,8 @@ def install(model: type) -> bool:
 def section_validator(name: str) -> SchemaValidator | None:
     """A validator for a stack-file section (a `StackConfig` field), built from its compiled schema; None when
     there is none or `compiled.py` is not current."""
-    found = _compiled(1, name)
+    compiled = tables()
+    found = compiled.sections.get(name) if compiled is not None else None
     if found is None:
         return None
     function, config = found
