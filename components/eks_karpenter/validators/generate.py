@@ -8,9 +8,9 @@ Python, pydantic or pydantic-core; until then the models keep working, with sche
 
 The schemas are written as Python: dicts, lists and scalars as literals; the models, their validator and default
 factory functions and pydantic's own validator functions by module and qualified name (each checked to resolve to
-the very object); pydantic's per-process model references (`module.Model:<id>`) through `ref(Model)`. A model
-whose schema holds another model's whole schema calls that model's function, so each is written once. Anything
-else (a lambda, a closure) cannot be named and stops the generator with the field's path.
+the very object); pydantic's per-process model references (`module.Model:<id>`) through `ref(Model)`. A model or
+section whose schema holds another model's whole schema calls that model's function, so each is written once.
+Anything else (a lambda, a closure) cannot be named and stops the generator with the field's path.
 """
 
 from __future__ import annotations
@@ -132,13 +132,29 @@ class _Writer:
             raise ValueError(f"{path}: {module}.{qualname} does not resolve to {obj!r}")
         return f"{self.module_alias(module)}.{qualname}"
 
+    def _reuse(self, value: Any, current: type | None) -> str | None:
+        """A call of the function of a model written before `current` (so that no two functions call each other)
+        whose schema (or, where a section hoists a model's definitions to its own top, whose schema's two parts)
+        `value` is."""
+        is_schema = isinstance(value, dict) and value.get("type") in ("model", "definitions")
+        if not is_schema and not (isinstance(value, list) and value):
+            return None
+        for model, schema in self.schema_of.items():
+            if model is current:
+                break  # models are written leaves first: the rest come after this one
+            if value == schema:
+                return f"{self.function_of[model]}()"
+            for part in ("schema", "definitions") if schema["type"] == "definitions" else ():
+                if value == schema[part]:
+                    return f"{self.function_of[model]}()[{part!r}]"
+        return None
+
     def source(self, value: Any, path: str, indent: int, current: type | None) -> str:
         pad = "    " * indent
+        reused = self._reuse(value, current)
+        if reused is not None:
+            return reused
         if isinstance(value, dict):
-            cls = value.get("cls")
-            if (value.get("type") == "model" and cls in self.schema_of and cls is not current
-                    and value == self.schema_of[cls]):
-                return f"{self.function_of[cls]}()"
             entries = [f"{key!r}: {self.source(item, f'{path}.{key}', indent + 1, current)}"
                        for key, item in value.items()]
             return self._wrap("{", entries, "}", pad)
