@@ -6,6 +6,8 @@ import copy
 import functools
 import hashlib
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,21 @@ requires_upstream = pytest.mark.usefixtures("upstream_files")
 
 
 @functools.cache
+def run_python(code: str) -> str:
+    """Run `code` in a fresh interpreter in the repository (no model built, nothing cached) and return its stdout,
+    stripped."""
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+VALIDATE_PROD = ("from pathlib import Path\n"
+                 "from eks_karpenter.stack import load_stack_config\n"
+                 "from eks_karpenter.stackfile import read_stack_file\n"
+                 "path = Path('stacks/Pulumi.prod.yaml')\n"
+                 "cfg = load_stack_config(read_stack_file(path, str(path), 'eks-karpenter').flat(), str(path))\n")
+"""Code for `run_python`: validate the prod stack file as the program does, into `cfg`."""
+
+
 def config_models() -> list[type[Model]]:
     """Every config model class: the stack sections' and the simulator's workload's."""
     import eks_karpenter.simulate.workload

@@ -12,12 +12,7 @@ import pytest
 from eks_karpenter import validators
 from eks_karpenter.validators import generate
 
-from tests.conftest import REPO
-
-
-def _run(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True,
-                          text=True).stdout.strip()
+from tests.conftest import REPO, VALIDATE_PROD, run_python
 
 
 def test_compiled_py_is_what_the_generator_writes() -> None:
@@ -101,7 +96,7 @@ print(json.dumps({"models": len(models), "differ": differ, "sections": results})
 
 @functools.cache
 def _comparison() -> dict[str, Any]:
-    result: dict[str, Any] = json.loads(_run(_COMPARE))
+    result: dict[str, Any] = json.loads(run_python(_COMPARE))
     return result
 
 
@@ -157,16 +152,12 @@ def test_patterns_are_ascii() -> None:
 
 
 def test_stale_compiled_schemas_leave_the_models_to_pydantic() -> None:
-    out = _run("from eks_karpenter.validators import compiled\n"
-               "compiled.SOURCES['nodepool/fields.py'] = '0' * 32  # as if edited since generation\n"
-               "from eks_karpenter import validators\n"
-               "from eks_karpenter.stack import load_stack_config\n"
-               "from eks_karpenter.stackfile import read_stack_file\n"
-               "from eks_karpenter.nodepool.config import NodePoolConfig\n"
-               "from pathlib import Path\n"
-               "from pydantic.plugin import _loader\n"
-               "path = Path('stacks/Pulumi.prod.yaml')\n"
-               "cfg = load_stack_config(read_stack_file(path, str(path), 'eks-karpenter').flat(), str(path))\n"
-               "print(validators.tables() is None, validators.section_validator('node_pools') is None,\n"
-               "      NodePoolConfig.__pydantic_complete__, _loader._plugins is not None, len(cfg.node_pools))")
+    out = run_python("from eks_karpenter.validators import compiled\n"
+                     "compiled.SOURCES['nodepool/fields.py'] = '0' * 32  # as if edited since generation\n"
+                     "from eks_karpenter import validators\n"
+                     "from eks_karpenter.nodepool.config import NodePoolConfig\n"
+                     "from pydantic.plugin import _loader\n"
+                     + VALIDATE_PROD +
+                     "print(validators.tables() is None, validators.section_validator('node_pools') is None,\n"
+                     "      NodePoolConfig.__pydantic_complete__, _loader._plugins is not None, len(cfg.node_pools))")
     assert out == "True True True True 3"

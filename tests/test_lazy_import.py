@@ -2,29 +2,22 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from tests.conftest import REPO, config_models
-
-
-def _run(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True,
-                          text=True).stdout.strip()
+from tests.conftest import VALIDATE_PROD, config_models, run_python
 
 
 def test_import_eks_karpenter_loads_no_concern_until_used() -> None:
-    out = _run("import sys, eks_karpenter; print(sorted(m for m in sys.modules if m.startswith('eks_karpenter.')));"
-               "eks_karpenter.NodePool; print('eks_karpenter.nodepool' in sys.modules)")
+    out = run_python("import sys, eks_karpenter;"
+                     "print(sorted(m for m in sys.modules if m.startswith('eks_karpenter.')));"
+                     "eks_karpenter.NodePool; print('eks_karpenter.nodepool' in sys.modules)")
     loaded, used = out.splitlines()
     assert loaded == "[]" and used == "True"
 
 
 def test_importing_the_platform_builds_no_validator_and_reads_no_migration_code() -> None:
-    out = _run("import sys, eks_karpenter.platform; from eks_karpenter.stack import StackConfig;"
-               "from eks_karpenter.nodepool.config import NodePoolConfig;"
-               "print(StackConfig.__pydantic_complete__, NodePoolConfig.__pydantic_complete__,"
-               " 'eks_karpenter.migrate' in sys.modules, 'jsonschema' in sys.modules)")
+    out = run_python("import sys, eks_karpenter.platform; from eks_karpenter.stack import StackConfig;"
+                     "from eks_karpenter.nodepool.config import NodePoolConfig;"
+                     "print(StackConfig.__pydantic_complete__, NodePoolConfig.__pydantic_complete__,"
+                     " 'eks_karpenter.migrate' in sys.modules, 'jsonschema' in sys.modules)")
     assert out == "False False False False"
 
 
@@ -36,34 +29,34 @@ def test_field_descriptions_are_there_when_asked() -> None:
     assert schema["properties"]["capacityTypes"]["description"]
 
 
-_COUNT_SCHEMAS = (
-    "import collections, sys\n"
-    "from eks_karpenter import validators\n"
-    "validators.ENABLED = {enabled}\n"
-    "from pydantic._internal import _generate_schema as g\n"
-    "from pydantic._internal._mock_val_ser import MockCoreSchema\n"
-    "seen = collections.Counter(); real = g.GenerateSchema._model_schema\n"
-    "def counting(self, cls):\n"
-    "    if isinstance(cls.__dict__.get('__pydantic_core_schema__'), (MockCoreSchema, type(None))):\n"
-    "        seen[f'{{cls.__module__}}.{{cls.__qualname__}}'] += 1\n"
-    "    return real(self, cls)\n"
-    "g.GenerateSchema._model_schema = counting\n"
-    "from eks_karpenter.stack import load_stack_config\n"
-    "from eks_karpenter.stackfile import read_stack_file\n"
-    "from pathlib import Path\n"
-    "path = Path('stacks/Pulumi.prod.yaml')\n"
-    "load_stack_config(read_stack_file(path, str(path), 'eks-karpenter').flat(), str(path))\n"
-    "from pydantic.plugin import _loader\n"
-    "print(len(seen), sorted(n for n, c in seen.items() if c > 1), _loader._plugins is not None)\n"
-    "print(sorted(n.rsplit('.', 1)[1] for n in seen if n.rsplit('.', 1)[1] in ('KarpenterConfig', "
-    "'NodeRoleConfig', 'InterruptionConfig', 'NthConfig')))")
+def _count_schemas(enabled: bool) -> str:
+    """Code that validates the prod stack with compiled schemas on or off and prints how many model schemas
+    pydantic generated (and which more than once), whether it discovered plugins, and which of the sections prod
+    leaves out it built."""
+    return (
+        "import collections, sys\n"
+        "from eks_karpenter import validators\n"
+        f"validators.ENABLED = {enabled}\n"
+        "from pydantic._internal import _generate_schema as g\n"
+        "from pydantic._internal._mock_val_ser import MockCoreSchema\n"
+        "seen = collections.Counter(); real = g.GenerateSchema._model_schema\n"
+        "def counting(self, cls):\n"
+        "    if isinstance(cls.__dict__.get('__pydantic_core_schema__'), (MockCoreSchema, type(None))):\n"
+        "        seen[f'{cls.__module__}.{cls.__qualname__}'] += 1\n"
+        "    return real(self, cls)\n"
+        "g.GenerateSchema._model_schema = counting\n"
+        + VALIDATE_PROD +
+        "from pydantic.plugin import _loader\n"
+        "print(len(seen), sorted(n for n, c in seen.items() if c > 1), _loader._plugins is not None)\n"
+        "print(sorted(n.rsplit('.', 1)[1] for n in seen if n.rsplit('.', 1)[1] in ('KarpenterConfig', "
+        "'NodeRoleConfig', 'InterruptionConfig', 'NthConfig')))")
 
 
 def test_validating_a_stack_generates_each_model_schema_once() -> None:
     # Without compiled schemas (eks_karpenter/validators): models reached from several sections (ResourceList,
     # Taint) used to be generated inline once per section and once more for themselves; built leaves first, each
     # model's schema is generated once per process.
-    first, left_out = _run(_COUNT_SCHEMAS.format(enabled=False)).splitlines()
+    first, left_out = run_python(_count_schemas(enabled=False)).splitlines()
     count, repeated = first.split(" ", 1)
     assert int(count) >= 25 and repeated == "[] True"
     # prod leaves out the karpenter, interruption and nodeTerminationHandler sections: their defaults need no
@@ -74,7 +67,7 @@ def test_validating_a_stack_generates_each_model_schema_once() -> None:
 def test_validating_a_stack_with_compiled_schemas_generates_none() -> None:
     # The shipped compiled schemas are current, so pydantic generates no schema and, its validators being built
     # by pydantic-core directly, never scans the installed distributions for plugins.
-    first, left_out = _run(_COUNT_SCHEMAS.format(enabled=True)).splitlines()
+    first, left_out = run_python(_count_schemas(enabled=True)).splitlines()
     assert first == "0 [] False" and left_out == "[]"
 
 

@@ -243,17 +243,17 @@ def generate() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args not in ([], ["--check"]):
+        print(__doc__, file=sys.stderr)
+        return 2
     validators.ENABLED = False
     text = generate()
-    if args == ["--check"]:
+    if args:
         written = OUTPUT.read_text(encoding="utf-8") if OUTPUT.is_file() else ""
         if written != text:
             print(f"{OUTPUT} is out of date: run python -m eks_karpenter.validators.generate", file=sys.stderr)
             return 1
         return 0
-    if args:
-        print(__doc__, file=sys.stderr)
-        return 2
     OUTPUT.write_text(text, encoding="utf-8")
     print(f"wrote {OUTPUT} ({len(text.splitlines())} lines)")
     return 0
