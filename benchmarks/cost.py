@@ -66,13 +66,13 @@ def flat_config(pools: list[dict[str, Any]]) -> dict[str, str]:
 
 def validate(flat: dict[str, str], admission: bool) -> None:
     from eks_karpenter.catalogue.match import _admitted_shipped
-    from eks_karpenter.stack import load_stack_config
+    from eks_karpenter.config.stack import load_stack_config
 
     _admitted_shipped.cache_clear()  # each run pays for its evaluations
     if admission:
         load_stack_config(flat, "bench")
         return
-    with mock.patch("eks_karpenter.nodepool.rules.admission_issues", return_value=[]):
+    with mock.patch("eks_karpenter.platform.nodepool.rules.admission_issues", return_value=[]):
         load_stack_config(flat, "bench")
 
 

@@ -19,7 +19,7 @@ the runs too).
 Columns: N; floor and platform seconds; their ratio; milliseconds per added pair ((t(N) - t(0)) / N, platform);
 the same for the floor; peak RSS ratio; provider invokes per added pair; the bare and raw floors' seconds and our
 ratio to each. A last line compares importing the providers the platform wraps (the packages and the modules its
-resource types come from) with importing them and then the library (`eks_karpenter.platform`).
+resource types come from) with importing them and then the library (`eks_karpenter.platform.build`).
 
 Targets: ratio <= 1.15 at every N, ms per added pair flat from 100 to 1,000, RSS ratio <= 1.1 at 1,000, zero
 invokes per pair, import ratio <= 1.2.
@@ -51,7 +51,7 @@ PROVIDERS = ("import pulumi, pulumi_aws as aws, pulumi_eks as eks, pulumi_kubern
              "aws.eks.Addon; aws.iam.Role; aws.kms.Key; aws.sqs.Queue; aws.cloudwatch.EventRule; eks.Cluster; "
              "eks.ManagedNodeGroup; k8s.helm.v3.Release; k8s.apiextensions.CustomResource; k8s.Provider; "
              "k8s.core.v1.Namespace; k8s.meta.v1.ObjectMetaArgs; k8s.storage.v1.StorageClass")
-LIBRARY = "import eks_karpenter; import eks_karpenter.platform"
+LIBRARY = "import eks_karpenter; import eks_karpenter.platform.build"
 
 # The same registrations as the platform's plan, without config or components' code. The floor registers each
 # resource as the plan did: through its provider's own class (as a program written without this library would: the
@@ -183,7 +183,7 @@ def child(kind: str, n: int, plan: str, stop: str | None = None) -> dict[str, An
             exec(LIBRARY)
         return {"seconds": time.process_time() - started}
     exec(PROVIDERS)  # every side starts with the providers loaded
-    from eks_karpenter.engine import plan_program
+    from eks_karpenter.tools.engine import plan_program
 
     if kind == "platform":
         root, overrides = REPO, pairs_config(n)

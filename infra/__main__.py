@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from eks_karpenter import cli
+from eks_karpenter.tools import cli
 
 REPO = Path(__file__).resolve().parent.parent
 cli.DEFAULTS.update(program=REPO, platform=REPO)

@@ -167,7 +167,7 @@ def check_pool_cost(resources: Iterable[tuple[str, Mapping[str, Any]]], cap: flo
     cpu limit x the dearest on-demand price per vCPU it admits x 730 h), and every pool has a cpu limit."""
     # The catalogue ships with the library this pack runs beside (its virtualenv is the project's).
     from eks_karpenter.catalogue import ami_family_of
-    from eks_karpenter.cost.estimate import PoolSpec, pool_figures
+    from eks_karpenter.tools.cost.estimate import PoolSpec, pool_figures
 
     resources = list(resources)
     families = {_dig(p, "metadata", "name"): ami_family_of(p) for t, p in resources if t == EC2NODECLASS}

@@ -1,105 +1,22 @@
-"""Shared helpers: plan the real stacks offline, or plan a config written to a scratch project."""
+"""Fixtures shared by every test; the helpers they use live in tests/support."""
 
 from __future__ import annotations
 
-import copy
-import functools
-import hashlib
 import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
-from eks_karpenter import cli
-from eks_karpenter._model import Model
-from eks_karpenter.engine import PlanDocument, PlanResult, plan_program, run_plan
 
-REPO = Path(__file__).resolve().parent.parent
-# As `python -m infra` does: this repository is the default program and the platform for StackReferences.
-cli.DEFAULTS.update(program=REPO, platform=REPO)
-STACKS = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (REPO / "stacks").glob("Pulumi.*.yaml"))
-
-# Upstream files the tests compare against (Karpenter's CRDs and CEL rules, charts, IAM template) are never
-# committed. They come from the cache `scripts/fetch_upstream.py` fills and verifies (its marker holds the sha256
-# of the lock file it verified against), else from a `../shared/upstream/` checkout laid out the same way.
-UPSTREAM_LOCK = REPO / "scripts" / "upstream.lock.json"
-UPSTREAM_CACHE = REPO / ".upstream"
-SHARED_UPSTREAM = REPO.parent / "shared" / "upstream"
-FETCH_UPSTREAM = ".venv/bin/python scripts/fetch_upstream.py"
-
-
-def upstream_cache_verified(cache: Path = UPSTREAM_CACHE, lock: Path = UPSTREAM_LOCK) -> bool:
-    marker = cache / ".verified"
-    return marker.is_file() and marker.read_text().strip() == hashlib.sha256(lock.read_bytes()).hexdigest()
-
-
-UPSTREAM = UPSTREAM_CACHE if upstream_cache_verified() else SHARED_UPSTREAM
-
-MISSING_UPSTREAM = f"needs Karpenter's upstream files (CRDs, charts, IAM template): run `{FETCH_UPSTREAM}`"
-# CI sets this: there a missing upstream file fails the run instead of skipping the comparisons quietly.
-NO_SKIPS = "EKS_KARPENTER_NO_SKIPS"
+from tests import support
+from tests.support import MISSING_UPSTREAM, NO_SKIPS
 
 
 @pytest.fixture
 def upstream_files() -> Path:
-    """The upstream folder; skips the test when there is none (fails it when EKS_KARPENTER_NO_SKIPS=1)."""
-    if not UPSTREAM.is_dir():
+    """The upstream folder, read at each use (a test may point `tests.support.UPSTREAM` elsewhere); skips the
+    test when there is none (fails it when EKS_KARPENTER_NO_SKIPS=1)."""
+    if not support.UPSTREAM.is_dir():
         if os.environ.get(NO_SKIPS) == "1":
             pytest.fail(f"{MISSING_UPSTREAM} ({NO_SKIPS}=1: upstream comparisons may not be skipped)", pytrace=False)
         pytest.skip(MISSING_UPSTREAM)
-    return UPSTREAM
-
-
-requires_upstream = pytest.mark.usefixtures("upstream_files")
-
-
-@functools.cache
-def run_python(code: str) -> str:
-    """Run `code` in a fresh interpreter in the repository (no model built, nothing cached) and return its stdout,
-    stripped."""
-    return subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True,
-                          text=True).stdout.strip()
-
-
-VALIDATE_PROD = ("from pathlib import Path\n"
-                 "from eks_karpenter.stack import load_stack_config\n"
-                 "from eks_karpenter.stackfile import read_stack_file\n"
-                 "path = Path('stacks/Pulumi.prod.yaml')\n"
-                 "cfg = load_stack_config(read_stack_file(path, str(path), 'eks-karpenter').flat(), str(path))\n")
-"""Code for `run_python`: validate the prod stack file as the program does, into `cfg`."""
-
-
-def config_models() -> list[type[Model]]:
-    """Every config model class: the stack sections' and the simulator's workload's."""
-    import eks_karpenter.simulate.workload
-    import eks_karpenter.stack  # noqa: F401  (imported for its models)
-
-    def walk(cls: type[Model]) -> list[type[Model]]:
-        return [cls, *(m for sub in cls.__subclasses__() for m in walk(sub))]
-
-    return [m for m in walk(Model) if m is not Model]
-
-
-def plan_stack(stack: str) -> PlanDocument:
-    """The offline plan of a committed stack (cached: plans are deterministic)."""
-    return plan_program(REPO, stack)
-
-
-def stack_config(stack: str) -> dict[str, Any]:
-    """A committed stack file's `config:` block, as a fresh mutable copy."""
-    body = yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())
-    return copy.deepcopy(body["config"])
-
-
-def plan_config(config: dict[str, Any], tmp_path: Path, stack: str = "bad") -> PlanResult:
-    """Plan this repo's program with `config` as the stack file of a scratch project."""
-    (tmp_path / "stacks").mkdir(exist_ok=True)
-    (tmp_path / "Pulumi.yaml").write_text(yaml.safe_dump({
-        "name": "eks-karpenter", "runtime": "python", "stackConfigDir": "stacks",
-        "main": str(REPO / "infra" / "program.py"),
-    }))
-    (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
-    return run_plan(tmp_path, stack)
+    return support.UPSTREAM

@@ -1,9 +1,23 @@
 """eks-karpenter: Pulumi components for an EKS cluster autoscaled by Karpenter, spot-first, from typed config.
 
-The public API (everything in `__all__`; see the README's "Library API"):
+Where things live:
+
+- `platform/`: the platform's components, one package per concern, each with its config (`config.py`),
+  validation (`rules.py`), pure planning code and Pulumi wiring (`component.py`): `network`, `cluster`, `access`,
+  `namespaces`, `iam`, `karpenter`, `nodepool`, `interruption`, `nth`; `build.py` composes them
+  (`build_platform`), `version_rules.py` holds the rules that span them;
+- `tools/`: what is built on the components: `engine` (the offline plan, its diff and views), `cost`,
+  `simulate` (workload what-if), `smoke` (the post-deploy test), `migrate` (v1alpha5 import) and `cli`;
+- `config/`: the config machinery every component shares: the model base (`model.py`), problems and their
+  report (`errors.py`), reading a stack file as the Pulumi CLI does (`stackfile.py`), validating it
+  (`stack.py`), and the running stack's config (`running.py`);
+- facts both read: `versions.py` (every pin), `arns.py` (regions, partitions, ARNs), `catalogue/` (EC2
+  instance types and prices), `tags.py`, `quantities.py`.
+
+The public API is everything in `__all__` (see the README's "Library API"):
 
 - `build_platform(read_stack_config())`: the whole platform for the running stack, from its stack file;
-- the components, one per concern (`Network`, `Cluster`, `Access`, `Namespaces`, `NodeRole`, `KarpenterIam`,
+- the components (`Network`, `Cluster`, `Access`, `Namespaces`, `NodeRole`, `KarpenterIam`,
   `InterruptionQueue`, `Karpenter`, `NodeClass`, `NodePool`, `NodeTerminationHandler`) with typed args and
   config models; pure planning code (`render_node_pool`, `controller_policies`, ...) importable without an engine;
 - the offline plan engine (`plan_program`, `plan_with_references`, `PlanDocument`) and the command line (`cli`);
@@ -20,78 +34,80 @@ from typing import TYPE_CHECKING, Any
 # Names are imported on first use (PEP 562): a program pays only for the concerns it uses, and `import
 # eks_karpenter` does not build every config model or load every provider module up front.
 _EXPORTS: dict[str, str] = {
-    "ConfigError": "eks_karpenter._model",
-    "Issue": "eks_karpenter._model",
-    "Access": "eks_karpenter.access",
-    "AccessArgs": "eks_karpenter.access",
-    "AccessConfig": "eks_karpenter.access",
+    "ConfigError": "eks_karpenter.config.errors",
+    "Issue": "eks_karpenter.config.errors",
+    "Access": "eks_karpenter.platform.access",
+    "AccessArgs": "eks_karpenter.platform.access",
+    "AccessConfig": "eks_karpenter.platform.access",
     "Catalogue": "eks_karpenter.catalogue",
     "InstanceType": "eks_karpenter.catalogue",
     "admitted_for": "eks_karpenter.catalogue",
     "load_catalogue": "eks_karpenter.catalogue",
-    "Cluster": "eks_karpenter.cluster",
-    "ClusterArgs": "eks_karpenter.cluster",
-    "ClusterConfig": "eks_karpenter.cluster",
-    "PlanDocument": "eks_karpenter.engine",
-    "PlanError": "eks_karpenter.engine",
-    "plan_program": "eks_karpenter.engine",
-    "plan_with_references": "eks_karpenter.engine",
-    "run_plan": "eks_karpenter.engine",
-    "KarpenterIam": "eks_karpenter.iam",
-    "KarpenterIamArgs": "eks_karpenter.iam",
-    "NodeRole": "eks_karpenter.iam",
-    "NodeRoleArgs": "eks_karpenter.iam",
-    "controller_policies": "eks_karpenter.iam",
-    "InterruptionConfig": "eks_karpenter.interruption",
-    "InterruptionQueue": "eks_karpenter.interruption",
-    "InterruptionQueueArgs": "eks_karpenter.interruption",
-    "Karpenter": "eks_karpenter.karpenter",
-    "KarpenterArgs": "eks_karpenter.karpenter",
-    "KarpenterConfig": "eks_karpenter.karpenter",
-    "controller_values": "eks_karpenter.karpenter",
-    "Namespaces": "eks_karpenter.namespaces",
-    "NamespacesArgs": "eks_karpenter.namespaces",
-    "platform_namespaces": "eks_karpenter.namespaces",
-    "Network": "eks_karpenter.network",
-    "NetworkArgs": "eks_karpenter.network",
-    "NetworkConfig": "eks_karpenter.network",
-    "NodeClass": "eks_karpenter.nodepool",
-    "NodeClassConfig": "eks_karpenter.nodepool",
-    "NodePool": "eks_karpenter.nodepool",
-    "NodePoolConfig": "eks_karpenter.nodepool",
-    "render_node_class": "eks_karpenter.nodepool",
-    "render_node_pool": "eks_karpenter.nodepool",
-    "scheduling_for": "eks_karpenter.nodepool",
-    "validate_node_config": "eks_karpenter.nodepool",
-    "NodeTerminationHandler": "eks_karpenter.nth",
-    "NodeTerminationHandlerArgs": "eks_karpenter.nth",
-    "NthConfig": "eks_karpenter.nth",
-    "build_platform": "eks_karpenter.platform",
-    "read_stack_config": "eks_karpenter.settings",
-    "StackConfig": "eks_karpenter.stack",
-    "load_stack_config": "eks_karpenter.stack",
-    "stack_file_schema": "eks_karpenter.stack",
-    "cli": "eks_karpenter.cli",
-    "cost": "eks_karpenter.cost",
-    "simulate": "eks_karpenter.simulate",
-    "smoke": "eks_karpenter.smoke",
+    "Cluster": "eks_karpenter.platform.cluster",
+    "ClusterArgs": "eks_karpenter.platform.cluster",
+    "ClusterConfig": "eks_karpenter.platform.cluster",
+    "PlanDocument": "eks_karpenter.tools.engine",
+    "PlanError": "eks_karpenter.tools.engine",
+    "plan_program": "eks_karpenter.tools.engine",
+    "plan_with_references": "eks_karpenter.tools.engine",
+    "run_plan": "eks_karpenter.tools.engine",
+    "KarpenterIam": "eks_karpenter.platform.iam",
+    "KarpenterIamArgs": "eks_karpenter.platform.iam",
+    "NodeRole": "eks_karpenter.platform.iam",
+    "NodeRoleArgs": "eks_karpenter.platform.iam",
+    "controller_policies": "eks_karpenter.platform.iam",
+    "InterruptionConfig": "eks_karpenter.platform.interruption",
+    "InterruptionQueue": "eks_karpenter.platform.interruption",
+    "InterruptionQueueArgs": "eks_karpenter.platform.interruption",
+    "Karpenter": "eks_karpenter.platform.karpenter",
+    "KarpenterArgs": "eks_karpenter.platform.karpenter",
+    "KarpenterConfig": "eks_karpenter.platform.karpenter",
+    "controller_values": "eks_karpenter.platform.karpenter",
+    "Namespaces": "eks_karpenter.platform.namespaces",
+    "NamespacesArgs": "eks_karpenter.platform.namespaces",
+    "platform_namespaces": "eks_karpenter.platform.namespaces",
+    "Network": "eks_karpenter.platform.network",
+    "NetworkArgs": "eks_karpenter.platform.network",
+    "NetworkConfig": "eks_karpenter.platform.network",
+    "NodeClass": "eks_karpenter.platform.nodepool",
+    "NodeClassConfig": "eks_karpenter.platform.nodepool",
+    "NodePool": "eks_karpenter.platform.nodepool",
+    "NodePoolConfig": "eks_karpenter.platform.nodepool",
+    "render_node_class": "eks_karpenter.platform.nodepool",
+    "render_node_pool": "eks_karpenter.platform.nodepool",
+    "scheduling_for": "eks_karpenter.platform.nodepool",
+    "validate_node_config": "eks_karpenter.platform.nodepool",
+    "NodeTerminationHandler": "eks_karpenter.platform.nth",
+    "NodeTerminationHandlerArgs": "eks_karpenter.platform.nth",
+    "NthConfig": "eks_karpenter.platform.nth",
+    "build_platform": "eks_karpenter.platform.build",
+    "read_stack_config": "eks_karpenter.config.running",
+    "StackConfig": "eks_karpenter.config.stack",
+    "load_stack_config": "eks_karpenter.config.stack",
+    "stack_file_schema": "eks_karpenter.config.stack",
+    "cli": "eks_karpenter.tools.cli",
+    "cost": "eks_karpenter.tools.cost",
+    "simulate": "eks_karpenter.tools.simulate",
+    "smoke": "eks_karpenter.tools.smoke",
     "tags": "eks_karpenter.tags",
     "versions": "eks_karpenter.versions",
 }
 
 if TYPE_CHECKING:
-    from eks_karpenter import cli, cost, simulate, smoke, tags, versions
-    from eks_karpenter._model import ConfigError, Issue
-    from eks_karpenter.access import Access, AccessArgs, AccessConfig
+    from eks_karpenter import tags, versions
     from eks_karpenter.catalogue import Catalogue, InstanceType, admitted_for, load_catalogue
-    from eks_karpenter.cluster import Cluster, ClusterArgs, ClusterConfig
-    from eks_karpenter.engine import PlanDocument, PlanError, plan_program, plan_with_references, run_plan
-    from eks_karpenter.iam import KarpenterIam, KarpenterIamArgs, NodeRole, NodeRoleArgs, controller_policies
-    from eks_karpenter.interruption import InterruptionConfig, InterruptionQueue, InterruptionQueueArgs
-    from eks_karpenter.karpenter import Karpenter, KarpenterArgs, KarpenterConfig, controller_values
-    from eks_karpenter.namespaces import Namespaces, NamespacesArgs, platform_namespaces
-    from eks_karpenter.network import Network, NetworkArgs, NetworkConfig
-    from eks_karpenter.nodepool import (
+    from eks_karpenter.config.errors import ConfigError, Issue
+    from eks_karpenter.config.running import read_stack_config
+    from eks_karpenter.config.stack import StackConfig, load_stack_config, stack_file_schema
+    from eks_karpenter.platform.access import Access, AccessArgs, AccessConfig
+    from eks_karpenter.platform.build import build_platform
+    from eks_karpenter.platform.cluster import Cluster, ClusterArgs, ClusterConfig
+    from eks_karpenter.platform.iam import KarpenterIam, KarpenterIamArgs, NodeRole, NodeRoleArgs, controller_policies
+    from eks_karpenter.platform.interruption import InterruptionConfig, InterruptionQueue, InterruptionQueueArgs
+    from eks_karpenter.platform.karpenter import Karpenter, KarpenterArgs, KarpenterConfig, controller_values
+    from eks_karpenter.platform.namespaces import Namespaces, NamespacesArgs, platform_namespaces
+    from eks_karpenter.platform.network import Network, NetworkArgs, NetworkConfig
+    from eks_karpenter.platform.nodepool import (
         NodeClass,
         NodeClassConfig,
         NodePool,
@@ -101,17 +117,16 @@ if TYPE_CHECKING:
         scheduling_for,
         validate_node_config,
     )
-    from eks_karpenter.nth import NodeTerminationHandler, NodeTerminationHandlerArgs, NthConfig
-    from eks_karpenter.platform import build_platform
-    from eks_karpenter.settings import read_stack_config
-    from eks_karpenter.stack import StackConfig, load_stack_config, stack_file_schema
+    from eks_karpenter.platform.nth import NodeTerminationHandler, NodeTerminationHandlerArgs, NthConfig
+    from eks_karpenter.tools import cli, cost, simulate, smoke
+    from eks_karpenter.tools.engine import PlanDocument, PlanError, plan_program, plan_with_references, run_plan
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'eks_karpenter' has no attribute {name!r}")
-    value = importlib.import_module(module) if module == f"eks_karpenter.{name}" else \
+    value = importlib.import_module(module) if module.rsplit(".", 1)[1] == name else \
         getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

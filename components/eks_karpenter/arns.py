@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from eks_karpenter._model import Issue, Path
+from eks_karpenter.config.errors import Issue, Path
 
 REGION_KEY, ALLOWED_ACCOUNTS_KEY = "aws:region", "aws:allowedAccountIds"
 REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$")

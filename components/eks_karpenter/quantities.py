@@ -6,7 +6,7 @@ import math
 import re
 from decimal import Decimal
 
-from eks_karpenter._model import Issue, Path
+from eks_karpenter.config.errors import Issue, Path
 
 _QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?$")
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}

@@ -25,7 +25,7 @@ from eks_karpenter import (
     scheduling_for,
     validate_node_config,
 )
-from eks_karpenter._model import issues_from_validation_error
+from eks_karpenter.config.errors import issues_from_validation_error
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 config = pulumi.Config()

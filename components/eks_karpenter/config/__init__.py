@@ -1,0 +1,1 @@
+"""The config machinery the components share: model base, errors, stack-file reading and validation."""

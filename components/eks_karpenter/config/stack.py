@@ -1,0 +1,346 @@
+"""The whole stack config: every `eks-karpenter:*` key of a stack file, loaded and validated in one pass.
+
+Loading is pure (raw strings in, a frozen `StackConfig` or one `ConfigError` out), so the program can refuse
+a bad stack file before registering a single resource, and tests can check every rule without an engine.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from typing import Any
+
+from pydantic import Field, TypeAdapter, ValidationError
+
+from eks_karpenter.arns import allowed_accounts, region_issues
+from eks_karpenter.config.errors import ConfigError, Issue, Path, issues_from_validation_error
+from eks_karpenter.config.model import Model, aliases, build_validators, empty_dict
+from eks_karpenter.config.stackfile import provider_config_keys, suggest
+from eks_karpenter.platform.access.config import AccessConfig
+from eks_karpenter.platform.access.rules import validate_access
+from eks_karpenter.platform.cluster.config import ClusterConfig, ClusterName
+from eks_karpenter.platform.cluster.rules import (
+    validate_cluster,
+    validate_cluster_environment,
+    validate_kubernetes_version,
+)
+from eks_karpenter.platform.interruption.config import InterruptionConfig
+from eks_karpenter.platform.karpenter.config import KarpenterConfig
+from eks_karpenter.platform.karpenter.rules import (
+    validate_karpenter,
+    validate_karpenter_environment,
+    validate_karpenter_placement,
+)
+from eks_karpenter.platform.network.config import NetworkConfig, default_availability_zones
+from eks_karpenter.platform.network.rules import validate_network, validate_network_for_cluster
+from eks_karpenter.platform.nodepool.class_rules import validate_node_class_environment
+from eks_karpenter.platform.nodepool.config import (
+    NodeClassConfig,
+    NodePoolConfig,
+    default_node_classes,
+    default_node_pools,
+)
+from eks_karpenter.platform.nodepool.rules import validate_node_config
+from eks_karpenter.platform.nth.config import NthConfig
+from eks_karpenter.platform.nth.rules import validate_nth
+from eks_karpenter.platform.version_rules import validate_node_class_amis
+from eks_karpenter.tags import TagKey, TagValue, reserved_tag_key
+
+PROJECT = "eks-karpenter"
+REGION_KEY = "aws:region"
+
+
+class StackConfig(Model):
+    """Everything under `config:` in `stacks/Pulumi.<stack>.yaml` that this library reads."""
+
+    region: str
+    """From `aws:region`."""
+    cluster: ClusterConfig
+    """`eks-karpenter:cluster`: the EKS cluster (created, or adopted with `existing: true`). Required, unless
+    `eks-karpenter:clusterName` gives the name and every other cluster setting keeps its default."""
+    cluster_name: ClusterName | None = None
+    """`eks-karpenter:clusterName`: shortcut for `cluster.name` as one plain string (what `pulumi new` prompts
+    write): fills `cluster.name` when the `cluster` section is absent or has no name; refused when both are given
+    and differ."""
+    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    """`eks-karpenter:network`: the VPC (created, or adopted with `vpcId`). Default: a new VPC, 10.0.0.0/16 over
+    three zones of the region (see `availabilityZones`)."""
+    karpenter: KarpenterConfig = Field(default_factory=KarpenterConfig)
+    """`eks-karpenter:karpenter`: the Karpenter install, its controller identity and node role."""
+    node_classes: list[NodeClassConfig] = Field(default_factory=default_node_classes)
+    """`eks-karpenter:nodeClasses`: Karpenter EC2NodeClasses (AMI, subnets, security groups, node IAM, disks).
+    Default: one class `default` (pinned AL2023 alias, discovery-tag selectors, the platform's node role)."""
+    node_pools: list[NodePoolConfig] = Field(default_factory=default_node_pools)
+    """`eks-karpenter:nodePools`: Karpenter NodePools. Default: one spot-first pool `default` (c/m/r, generation
+    3 or newer, on-demand fallback, consolidation, 14-day expiry, 1000 CPU / 1000Gi limits)."""
+    interruption: InterruptionConfig = Field(default_factory=InterruptionConfig)
+    """`eks-karpenter:interruption`: Karpenter's interruption queue (SQS + EventBridge), on by default."""
+    node_termination_handler: NthConfig = Field(default_factory=NthConfig)
+    """`eks-karpenter:nodeTerminationHandler`: AWS Node Termination Handler for spot nodes Karpenter does not
+    manage (CAS-era spot node groups, self-managed Auto Scaling groups)."""
+    access: AccessConfig = Field(default_factory=AccessConfig)
+    """`eks-karpenter:access`: who can reach the cluster (admins, namespace-scoped teams) and how this
+    program's Kubernetes provider authenticates. Default: only the cluster's creator (EKS's bootstrap entry)."""
+    tags: dict[TagKey, TagValue] = Field(default_factory=empty_dict)
+    """`eks-karpenter:tags`: tags on every AWS resource, for cost allocation."""
+    protect: bool = False
+    """`eks-karpenter:protect`: protect stateful resources (VPC, subnets, cluster, KMS key) from deletion."""
+
+
+# Project keys read from the stack file, in the order they are reported.
+SECTIONS = tuple(alias for name, alias in aliases(StackConfig).items() if name != "region")
+
+
+def _key(section: str, project: str = PROJECT) -> str:
+    return f"{project}:{section}"
+
+
+# Namespaces of config keys something reads: this project's, the AWS provider's (the program uses the default
+# AWS provider) and the engine's own `pulumi:` keys (e.g. `pulumi:disable-default-providers`). Kubernetes objects
+# go to the cluster's own provider, and pulumi-eks has no provider config, so `kubernetes:` and `eks:` keys would
+# be read by nothing.
+AWS_NAMESPACE, ENGINE_NAMESPACE = "aws", "pulumi"
+_UNREAD_NAMESPACES = {
+    "kubernetes": "the Kubernetes objects of this program use the cluster's own provider (built from the cluster "
+                  "this stack creates or adopts), never the default one these keys configure",
+    "eks": "pulumi-eks has no provider configuration; cluster settings go under eks-karpenter:cluster",
+}
+
+
+def namespace_issues(config: Mapping[str, str], project: str = PROJECT) -> list[Issue]:
+    """Keys no provider or this project reads: unknown keys of this project or of `aws:`, and other namespaces.
+
+    Each gets the closest valid key as a suggestion (`karpenter:nodePools` -> `eks-karpenter:nodePools`)."""
+    known = [f"{project}:{s}" for s in SECTIONS]
+    aws = sorted(f"{AWS_NAMESPACE}:{k}" for k in provider_config_keys("pulumi_aws")) or [REGION_KEY]
+    issues: list[Issue] = []
+    for key in sorted(config):
+        namespace, _, name = key.partition(":")
+        if namespace == ENGINE_NAMESPACE or key in known or key in aws:
+            continue
+        if namespace == project:
+            message = f"unknown key{suggest(key, known)}; known keys: {', '.join(sorted(known))}"
+        elif namespace == AWS_NAMESPACE:
+            message = f"the AWS provider has no such config key{suggest(key, aws)}"
+        else:
+            same_name = [k for k in known if k.endswith(f":{name}")]
+            hint = f": did you mean `{same_name[0]}`?" if same_name else suggest(key, known + aws)
+            why = _UNREAD_NAMESPACES.get(namespace, f"no provider of this program reads the `{namespace}:` "
+                                                    "namespace")
+            message = f"key is read by nothing{hint} ({why})"
+        issues.append(Issue((key,), message, _decoded(config[key])))
+    return issues
+
+
+def _decoded(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+
+
+def raw_sections(config: Mapping[str, str], project: str = PROJECT) -> tuple[dict[str, Any], list[Issue]]:
+    """Decode the project's keys from Pulumi's flat config (values are strings; objects are JSON text)."""
+    issues = namespace_issues(config, project)
+    raw: dict[str, Any] = {}
+    for section in SECTIONS:
+        text = config.get(f"{project}:{section}")
+        if text is None:
+            continue
+        try:
+            raw[section] = json.loads(text)
+        except (ValueError, RecursionError):
+            raw[section] = text  # a plain string: the model reports the type error with the key path
+    return raw, issues
+
+
+def load_stack_config(config: Mapping[str, str], source: str, project: str = PROJECT,
+                      lines: Mapping[Path, int] | None = None, today: date | None = None) -> StackConfig:
+    """Validate a stack's config. Raises one `ConfigError` listing every problem, naming `source` (and, with
+    `lines` from the stack file, the line of each problem).
+
+    `today` (default: the current UTC date) decides which Kubernetes versions are in EKS support.
+
+    Each section is parsed on its own, so the rules of the sections that parsed still run (and report) when
+    another section has a type error.
+    """
+    raw, issues = raw_sections(config, project)
+    region = config.get(REGION_KEY)
+    failed: set[str] = set()
+    region_problems = region_issues(config)
+    if region_problems:
+        issues += region_problems
+        failed.add("region")
+    accounts, account_problems = allowed_accounts(config)
+    issues += account_problems
+    parsed: dict[str, Any] = {"region": region if not region_problems else "us-east-1"}
+    issues += _apply_cluster_name(config, raw, project, parsed, failed)
+    fields = StackConfig.__pydantic_fields__
+    # Only the sections the file gives are validated (`_section_adapter`); one it leaves out takes its model's
+    # defaults, which need no validator (`Model.defaults`).
+    for name, field in fields.items():
+        alias = field.alias or name
+        if name in ("region", "cluster_name") or name in failed or (alias not in raw and not field.is_required()):
+            continue
+        if alias not in raw:
+            hint = f" (or give just the name with {_key('clusterName', project)})" if name == "cluster" else ""
+            issues.append(Issue((_key(alias, project),), f"required{hint}", None, has_value=False))
+            failed.add(name)
+            continue
+        try:
+            parsed[name] = _section_adapter(name).validate_python(raw[alias])
+        except ValidationError as err:
+            issues += issues_from_validation_error(err, (_key(alias, project),))
+            failed.add(name)
+    for name, field in fields.items():  # left out (or failed): the section's defaults, as model_construct would
+        factory = field.default_factory
+        if name not in parsed and isinstance(factory, type) and issubclass(factory, Model):
+            parsed[name] = factory.defaults()
+    if "network" not in failed and "region" not in failed:
+        network: NetworkConfig = parsed["network"]
+        zones = default_availability_zones(parsed["region"])
+        if not network.adopting and network.availability_zones is None and zones is not None:
+            parsed["network"] = network.model_copy(update={"availability_zones": zones})
+    cfg = StackConfig.model_construct(**parsed)
+    issues += validate_stack(cfg, project, failed=frozenset(failed), accounts=accounts, today=today)
+    if issues:
+        raise ConfigError(source, issues, lines)
+    # Every section was validated on its own above, and the defaults are the models' own (a test validates each):
+    # re-validating the whole would only build StackConfig's own validator, a fifth of a cold validation's cost.
+    return cfg
+
+
+@functools.cache
+def _section_adapter(name: str) -> TypeAdapter[Any]:
+    """One section's validator, built once per process, the section's models first and leaves first (see
+    `build_validators`), so that the adapter reuses their schemas."""
+    annotation = StackConfig.__pydantic_fields__[name].annotation
+    build_validators(annotation)
+    return TypeAdapter(annotation)  # type: ignore[arg-type]
+
+
+def _apply_cluster_name(config: Mapping[str, str], raw: dict[str, Any], project: str, parsed: dict[str, Any],
+                        failed: set[str]) -> list[Issue]:
+    """`<project>:clusterName` into `raw["cluster"]`: the section's name when it has none (or the whole section
+    when absent). A name given twice must agree, so a copied stack file cannot silently keep the wrong one."""
+    key = f"{project}:clusterName"
+    text = config.get(key)
+    if text is None:
+        return []
+    try:
+        name = _section_adapter("cluster_name").validate_python(text)  # the plain string, even if it reads as JSON
+    except ValidationError as err:
+        failed.update({"cluster_name", "cluster"} if "cluster" not in raw else {"cluster_name"})
+        return issues_from_validation_error(err, (key,))
+    parsed["cluster_name"] = name
+    raw.pop("clusterName", None)
+    section = raw.get("cluster")
+    if section is None:
+        raw["cluster"] = {"name": name}
+    elif isinstance(section, dict) and "name" not in section:
+        raw["cluster"] = {"name": name, **section}
+    elif isinstance(section, dict) and section["name"] != name:
+        return [Issue((key,), f"disagrees with {project}:cluster name ({section['name']!r}): give the name once",
+                      name)]
+    return []
+
+
+def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[str] = frozenset(),
+                   accounts: tuple[str, ...] = (), today: date | None = None) -> list[Issue]:
+    """Every cross-field and cross-object rule, with the key path of the field to fix.
+
+    Sections named in `failed` did not parse (they hold defaults in `cfg`): rules that read them are skipped,
+    since those sections already have errors of their own and defaults would only add misleading ones
+    (`region` in `failed`: `aws:region` is missing or malformed). `accounts` are `aws:allowedAccountIds`: ARNs
+    must point into them when given.
+    """
+    def at(section: str) -> Path:
+        return (_key(section, project),)
+
+    def ok(*sections: str) -> bool:
+        return not failed.intersection(sections)
+
+    issues: list[Issue] = []
+    region = cfg.region if ok("region") else None
+    if ok("network"):
+        issues += validate_network(cfg.network, region, at("network"))
+        if ok("cluster"):
+            issues += validate_network_for_cluster(cfg.network, cfg.cluster.existing, at("network"))
+    if ok("cluster", "protect"):
+        issues += validate_cluster(cfg.cluster, at("cluster"), cfg.protect)
+    if ok("cluster"):
+        issues += validate_kubernetes_version(cfg.cluster, at("cluster"), today or datetime.now(UTC).date())
+        if ok("node_classes") and not cfg.cluster.existing:
+            issues += validate_node_class_amis(cfg.cluster.version, cfg.node_classes, at("nodeClasses"))
+        issues += validate_cluster_environment(cfg.cluster, region, accounts, at("cluster"))
+    if ok("karpenter"):
+        issues += validate_karpenter(cfg.karpenter, at("karpenter"))
+        issues += validate_karpenter_environment(cfg.karpenter, region, accounts, at("karpenter"))
+        if ok("cluster") and not cfg.cluster.existing:
+            issues += validate_karpenter_placement(
+                cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=at("karpenter"))
+    if ok("node_termination_handler", "interruption", "cluster"):
+        issues += validate_nth(
+            cfg.node_termination_handler, spot_node_groups=len(cfg.cluster.spot_node_groups),
+            karpenter_interruption_enabled=cfg.interruption.enabled,
+            at=at("nodeTerminationHandler"), at_cluster_groups=at("cluster") + ("spotNodeGroups",))
+    if ok("node_pools", "node_classes", "network", "interruption"):
+        issues += validate_node_config(
+            cfg.node_pools, cfg.node_classes, zones=cfg.network.zones,
+            interruption_handled=cfg.interruption.enabled or
+            cfg.interruption.acknowledge_spot_without_interruption_handling,
+            at_pools=at("nodePools"), at_classes=at("nodeClasses"))
+    if ok("access"):
+        issues += validate_access(cfg.access, at("access"), cfg.region)
+    if ok("access", "karpenter", "node_termination_handler"):
+        platform = {cfg.karpenter.namespace: "karpenter.namespace"}
+        if cfg.node_termination_handler.enabled:
+            platform.setdefault(cfg.node_termination_handler.namespace, "nodeTerminationHandler.namespace")
+        for t, team in enumerate(cfg.access.teams):
+            for n, namespace in enumerate(team.namespaces):
+                if namespace in platform:
+                    issues.append(Issue(at("access") + ("teams", t, "namespaces", n), "the platform's own "
+                                        f"namespace ({platform[namespace]}): give the team its own", namespace))
+    if ok("node_classes"):
+        issues += validate_node_class_environment(cfg.node_classes, region, accounts, at("nodeClasses"))
+    if ok("tags"):
+        for key, value in cfg.tags.items():
+            if reserved_tag_key(key):
+                issues.append(Issue(at("tags") + (key,), "reserved tag key: discovery and ownership tags are set "
+                                    "by this library", value))
+    return issues
+
+
+def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
+    """JSON Schema of a stack file, for editors' YAML validation and completion."""
+    model = StackConfig.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
+    defs: dict[str, Any] = model.get("$defs", {})
+    properties: dict[str, Any] = {REGION_KEY: {"type": "string", "description": "AWS region to deploy to."}}
+    for section in SECTIONS:
+        properties[_key(section)] = dict(model["properties"][section])
+    known = sorted(properties)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"{project} stack file (stacks/Pulumi.<stack>.yaml)",
+        "type": "object",
+        "properties": {
+            "config": {
+                "type": "object",
+                "properties": properties,
+                "required": [REGION_KEY],
+                "anyOf": [{"required": [_key("cluster")]}, {"required": [_key("clusterName")]}],
+                # Keys something reads (see namespace_issues): this project's (also bare), the AWS provider's,
+                # and the engine's `pulumi:` keys.
+                "propertyNames": {"anyOf": [
+                    {"enum": sorted({*known, *SECTIONS, *(f"{AWS_NAMESPACE}:{k}"
+                                                         for k in provider_config_keys("pulumi_aws"))})},
+                    {"pattern": f"^{ENGINE_NAMESPACE}:"}]},
+            },
+            "secretsprovider": {"type": "string"},
+            "encryptedkey": {"type": "string"},
+            "encryptionsalt": {"type": "string"},
+        },
+        "$defs": defs,
+    }

@@ -1,7 +1,0 @@
-"""IAM layer: Karpenter controller and node identities."""
-
-from eks_karpenter.iam.component import KarpenterIam, KarpenterIamArgs, NodeRole, NodeRoleArgs, iam_name
-from eks_karpenter.iam.policy import PolicyScope, controller_policies
-
-__all__ = ["KarpenterIam", "KarpenterIamArgs", "NodeRole", "NodeRoleArgs", "PolicyScope", "controller_policies",
-           "iam_name"]

@@ -1,0 +1,71 @@
+"""Who can reach the cluster (stack key `eks-karpenter:access`): admins, teams, and how Pulumi itself connects.
+
+EKS access entries (authentication mode `API` or `API_AND_CONFIG_MAP`) map an IAM principal to Kubernetes
+permissions through AWS-managed access policies; no aws-auth ConfigMap and no RBAC objects are needed. ARNs are
+checked in rules.py (partition, account, resource type) so a typo fails the plan, not the `up`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from eks_karpenter.config.model import Model, empty_list
+
+TeamName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=40)]
+Namespace = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+Arn = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+"""An IAM principal ARN; its shape is checked in rules.py, with a message saying what is wrong."""
+Profile = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.@+=,-]+$", max_length=128)]
+
+TeamPolicy = Literal["admin", "edit", "view"]
+
+
+class Team(Model):
+    """A team whose principals get one access policy, scoped to the team's namespaces."""
+
+    name: TeamName
+    """Team name (lowercase, digits, dashes), used in resource names."""
+    namespaces: list[Namespace] = Field(min_length=1)
+    """Namespaces the team may use. The platform creates them (kept on destroy: they hold the team's
+    workloads); built-in namespaces such as `kube-system` are refused."""
+    principal_arns: list[Arn] = Field(min_length=1)
+    """IAM roles or users of the team, e.g. its CI deploy role (`arn:aws:iam::<account>:role/<name>`) and its
+    IAM Identity Center role (`arn:aws:iam::<account>:role/aws-reserved/sso.amazonaws.com/<region>/
+    AWSReservedSSO_<set>_<suffix>`, the path kept: access entries accept role paths)."""
+    policy: TeamPolicy = "edit"
+    """EKS access policy within the namespaces: `admin` (AmazonEKSAdminPolicy: also Roles and RoleBindings),
+    `edit` (AmazonEKSEditPolicy: workloads, no RBAC), or `view` (AmazonEKSViewPolicy: read-only, no Secrets)."""
+    node_pools: bool = False
+    """Let the team's principals manage Karpenter NodePools and EC2NodeClasses (cluster-scoped objects, which no
+    namespace-scoped access policy reaches): a ClusterRole bound to the Kubernetes group
+    `eks-karpenter:team:<name>`, which the team's access entries carry. Needed by a consumer stack that adds its
+    own pool (like examples/team-batch). Classes can only use roles the controller may pass (the node role)."""
+
+
+class ProviderCredentials(Model):
+    """How this program's Kubernetes provider authenticates (`aws eks get-token` in its kubeconfig). Unset, it
+    uses the AWS credentials `pulumi up` runs with. Not part of the exported `kubeconfig`: consumer stacks
+    connect with their own credentials."""
+
+    role_arn: Arn | None = None
+    """Role to assume for the Kubernetes API (`aws eks get-token --role-arn`), e.g. a CI deploy role that is
+    in `clusterAdmins`. The AWS provider is configured separately (`aws:assumeRoles`)."""
+    profile: Profile | None = None
+    """AWS CLI profile for the token (`aws eks get-token --profile`), for a local `pulumi up`."""
+
+
+class AccessConfig(Model):
+    """Cluster access: admins, namespace-scoped teams, and the Kubernetes provider's credentials.
+
+    The identity that creates the cluster already has a cluster-admin entry (EKS's bootstrap creator entry);
+    do not list it again: EKS allows one access entry per principal and the duplicate fails the `up`.
+    """
+
+    cluster_admins: list[Arn] = Field(default_factory=empty_list)
+    """IAM roles, users or IAM Identity Center roles with AmazonEKSClusterAdminPolicy on the whole cluster."""
+    teams: list[Team] = Field(default_factory=empty_list)
+    """Teams with an access policy scoped to their namespaces (consumer stacks' deploy roles go here)."""
+    provider_credentials: ProviderCredentials = Field(default_factory=ProviderCredentials)
+    """Credentials of this program's own Kubernetes provider (for a CI role or a local profile)."""

@@ -1,0 +1,132 @@
+"""Access entries and policy associations as plain data, and ARN parsing. No Pulumi here."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from eks_karpenter.platform.access.config import AccessConfig
+
+POLICIES = {
+    "clusterAdmin": "AmazonEKSClusterAdminPolicy",
+    "admin": "AmazonEKSAdminPolicy",
+    "edit": "AmazonEKSEditPolicy",
+    "view": "AmazonEKSViewPolicy",
+}
+"""Access policy short names -> EKS access policy names."""
+
+SSO_PATH = "aws-reserved/sso.amazonaws.com/"
+
+_ARN = re.compile(r"^arn:(?P<partition>[^:]*):(?P<service>[^:]*):(?P<region>[^:]*):(?P<account>[^:]*):"
+                  r"(?P<resource>.*)$")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An IAM principal ARN, split."""
+
+    partition: str
+    region: str
+    """Empty for IAM (a global service); anything else is refused by the rules."""
+    account: str
+    kind: str
+    """`role` or `user` (anything else is refused by the rules)."""
+    path: str
+    """The path between the kind and the name, without slashes at either end (`` when none)."""
+    name: str
+
+    @property
+    def is_sso(self) -> bool:
+        return self.kind == "role" and (self.path + "/").startswith(SSO_PATH)
+
+
+def parse_principal(arn: str) -> Principal | None:
+    """Split `arn:<partition>:iam::<account>:<kind>/<path>/<name>`; None when it is not an IAM ARN at all."""
+    match = _ARN.fullmatch(arn)
+    if not match or match["service"] != "iam" or "/" not in match["resource"]:
+        return None
+    kind, _, rest = match["resource"].partition("/")
+    path, _, name = rest.rpartition("/")
+    return Principal(match["partition"], match["region"], match["account"], kind, path, name)
+
+
+def policy_arn(partition: str, short: str) -> str:
+    """`arn:<partition>:eks::aws:cluster-access-policy/<policy>` for a short name in POLICIES."""
+    return f"arn:{partition}:eks::aws:cluster-access-policy/{POLICIES[short]}"
+
+
+@dataclass(frozen=True)
+class PlannedEntry:
+    """One access entry and its one policy association."""
+
+    key: str
+    """Stable resource-name key: who and for what, independent of list order."""
+    principal_arn: str
+    policy: Literal["clusterAdmin", "admin", "edit", "view"]
+    namespaces: tuple[str, ...]
+    """Empty: cluster scope."""
+    team: str | None
+    groups: tuple[str, ...] = ()
+    """Kubernetes groups of the entry (bound by RBAC objects of `team_rbac`)."""
+
+
+def team_group(team: str) -> str:
+    return f"eks-karpenter:team:{team}"
+
+
+def team_node_pool_cluster_role(team: str) -> dict[str, Any]:
+    """The ClusterRole for a team with `nodePools: true`: NodePools and EC2NodeClasses, and reading NodeClaims
+    (to see its nodes come and go). Karpenter's objects are cluster-scoped, so the access is cluster-wide for
+    those kinds only."""
+    verbs = ["get", "list", "watch", "create", "update", "patch", "delete"]
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": f"eks-karpenter:team:{team}:node-pools"},
+        "rules": [
+            {"apiGroups": ["karpenter.sh"], "resources": ["nodepools"], "verbs": verbs},
+            {"apiGroups": ["karpenter.k8s.aws"], "resources": ["ec2nodeclasses"], "verbs": verbs},
+            {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims"], "verbs": ["get", "list", "watch"]},
+        ],
+    }
+
+
+def team_node_pool_binding(team: str) -> dict[str, Any]:
+    """Binds `team_node_pool_cluster_role` to the team's Kubernetes group."""
+    name = f"eks-karpenter:team:{team}:node-pools"
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": team_group(team)}],
+    }
+
+
+def _slug(principal_arn: str) -> str:
+    p = parse_principal(principal_arn)
+    if p is None:
+        return re.sub(r"[^a-z0-9]+", "-", principal_arn.lower()).strip("-")
+    return f"{p.account}-{p.kind}-{p.name}".lower()
+
+
+def access_entries(cfg: AccessConfig) -> list[PlannedEntry]:
+    """Every entry to create: cluster admins (cluster scope), then each team's principals (namespace scope)."""
+    out = [PlannedEntry(f"admin-{_slug(arn)}", arn, "clusterAdmin", (), None) for arn in cfg.cluster_admins]
+    for team in cfg.teams:
+        groups = (team_group(team.name),) if team.node_pools else ()
+        out += [PlannedEntry(f"team-{team.name}-{_slug(arn)}", arn, team.policy, tuple(team.namespaces), team.name,
+                             groups) for arn in team.principal_arns]
+    return out
+
+
+def caller_role_arn(caller_arn: str) -> str | None:
+    """The IAM role behind an STS caller ARN (`...:assumed-role/<name>/<session>` -> `...:role/<name>`).
+
+    The role's path is not in an assumed-role ARN, so callers compare by account and name only.
+    """
+    match = re.fullmatch(r"arn:([^:]+):sts::([0-9]{12}):assumed-role/([^/]+)/.+", caller_arn)
+    if not match:
+        return None
+    return f"arn:{match[1]}:iam::{match[2]}:role/{match[3]}"

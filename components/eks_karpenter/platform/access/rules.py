@@ -1,0 +1,82 @@
+"""Rules on `eks-karpenter:access`: ARNs (partition, account, resource type), duplicates, team namespaces."""
+
+from __future__ import annotations
+
+import re
+
+from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.platform.access.config import AccessConfig
+from eks_karpenter.platform.access.plan import SSO_PATH, parse_principal
+from eks_karpenter.platform.iam.policy import partition_of
+from eks_karpenter.platform.namespaces.plan import BUILTIN_NAMESPACES
+
+_NAME = re.compile(r"^[A-Za-z0-9_+=,.@-]{1,128}$")
+_PATH_PART = re.compile(r"^[\x21-\x7e]+$")
+_SSO_NAME = re.compile(r"^AWSReservedSSO_[A-Za-z0-9_+=,.@-]+_[0-9a-f]{16}$")
+
+
+def check_principal(arn: str, at: Path, region: str, kinds: tuple[str, ...] = ("role", "user")) -> list[Issue]:
+    """One principal ARN: IAM, this region's partition, a 12-digit account, a role or user (not a session)."""
+    if re.fullmatch(r"arn:[^:]*:sts::[^:]*:assumed-role/.*", arn):
+        return [Issue(at, "a session ARN (assumed-role) changes with every login: give the role, "
+                      "arn:<partition>:iam::<account>:role/<name>", arn)]
+    p = parse_principal(arn)
+    if p is None:
+        return [Issue(at, "not an IAM principal ARN (arn:<partition>:iam::<account>:role/<name> or :user/<name>)",
+                      arn)]
+    issues: list[Issue] = []
+    try:
+        want = partition_of(region)
+    except ValueError:
+        want = p.partition  # a bad region is reported at aws:region
+    if p.partition != want:
+        issues.append(Issue(at, f"partition must be {want!r} for region {region}", arn))
+    if p.region or not re.fullmatch(r"[0-9]{12}", p.account):
+        issues.append(Issue(at, "the account must be 12 digits (IAM ARNs have no region)", arn))
+    if p.kind not in kinds:
+        issues.append(Issue(at, f"must be an IAM {' or '.join(kinds)} ARN (access entries take no {p.kind}s)",
+                            arn))
+    elif not _NAME.fullmatch(p.name) or (p.path and not all(_PATH_PART.fullmatch(x) for x in p.path.split("/"))):
+        issues.append(Issue(at, f"not a valid IAM {p.kind} name or path", arn))
+    elif (p.path + "/").startswith("aws-reserved/") and not p.is_sso:
+        issues.append(Issue(at, "an aws-reserved role other than IAM Identity Center's", arn))
+    elif p.is_sso and not _SSO_NAME.fullmatch(p.name):
+        issues.append(Issue(at, f"an IAM Identity Center role (path {SSO_PATH}) is named "
+                            "AWSReservedSSO_<permission set>_<16 hex digits>", arn))
+    return issues
+
+
+def validate_access(cfg: AccessConfig, at: Path, region: str) -> list[Issue]:
+    """Every rule on the access config, with the key path to fix."""
+    issues: list[Issue] = []
+    seen: dict[str, Path] = {}
+
+    def principal(arn: str, where: Path) -> None:
+        issues.extend(check_principal(arn, where, region))
+        if arn in seen:
+            issues.append(Issue(where, "EKS allows one access entry per principal, and this one is already at "
+                                f"{'.'.join(str(x) for x in seen[arn][1:])}", arn))
+        else:
+            seen[arn] = where
+
+    for i, arn in enumerate(cfg.cluster_admins):
+        principal(arn, at + ("clusterAdmins", i))
+    names: set[str] = set()
+    for t, team in enumerate(cfg.teams):
+        here = at + ("teams", t)
+        if team.name in names:
+            issues.append(Issue(here + ("name",), "team listed twice", team.name))
+        names.add(team.name)
+        for n, namespace in enumerate(team.namespaces):
+            if namespace in BUILTIN_NAMESPACES:
+                issues.append(Issue(here + ("namespaces", n), "a built-in namespace: access there is cluster-wide "
+                                    "in effect (kube-system holds the controllers' credentials); give the team "
+                                    "its own", namespace))
+            if team.namespaces.index(namespace) != n:
+                issues.append(Issue(here + ("namespaces", n), "listed twice", namespace))
+        for i, arn in enumerate(team.principal_arns):
+            principal(arn, here + ("principalArns", i))
+    role = cfg.provider_credentials.role_arn
+    if role is not None:
+        issues += check_principal(role, at + ("providerCredentials", "roleArn"), region, kinds=("role",))
+    return issues

@@ -1,0 +1,183 @@
+"""Cross-field rules for the cluster config."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from eks_karpenter import versions
+from eks_karpenter.arns import arn_issues
+from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.model import aliases
+from eks_karpenter.platform.cluster import plan as P
+from eks_karpenter.platform.cluster.config import ClusterConfig
+from eks_karpenter.platform.nodepool.instances import family_arch
+
+_CREATE_ONLY = ("version", "upgrade_policy", "authentication_mode", "endpoint_private_access",
+                "endpoint_public_access", "public_access_cidrs", "log_types", "log_retention_in_days",
+                "secrets_encryption", "kms_key_arn", "system_node_group", "spot_node_groups", "addon_versions")
+
+
+def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issue]:
+    issues: list[Issue] = []
+    alias = aliases(ClusterConfig)
+    if cfg.existing:
+        for name in _CREATE_ONLY:
+            if cfg.is_set(name):
+                issues.append(Issue(at + (alias[name],), "does not apply to an existing cluster (existing: "
+                                    "true); this stack does not manage the cluster itself",
+                                    cfg.written(name)))
+        ids = cfg.node_security_group_ids
+        for i, sg in enumerate(ids):
+            if ids.index(sg) != i:
+                issues.append(Issue(at + ("nodeSecurityGroupIds", i), "listed twice", sg))
+        return issues
+    if cfg.node_security_group_ids:
+        issues.append(Issue(at + ("nodeSecurityGroupIds",), "only applies to an existing cluster (existing: true): "
+                            "a created cluster's nodes all share its cluster security group",
+                            cfg.node_security_group_ids))
+    if cfg.authentication_mode == "API_AND_CONFIG_MAP" and not cfg.aws_auth_compatibility:
+        issues.append(Issue(at + ("authenticationMode",), "API_AND_CONFIG_MAP keeps the aws-auth ConfigMap "
+                            "alive; set awsAuthCompatibility: true to opt in explicitly", cfg.authentication_mode))
+    if cfg.aws_auth_compatibility and cfg.authentication_mode == "API":
+        issues.append(Issue(at + ("awsAuthCompatibility",), "aws-auth is ignored in API mode; set "
+                            "authenticationMode: API_AND_CONFIG_MAP or drop this", True))
+    if not cfg.endpoint_private_access and not cfg.endpoint_public_access:
+        issues.append(Issue(at + ("endpointPrivateAccess",), "at least one of endpointPrivateAccess and "
+                            "endpointPublicAccess must be true", False))
+    if cfg.endpoint_public_access and not cfg.public_access_cidrs:
+        issues.append(Issue(at + ("publicAccessCidrs",), "a public endpoint needs an explicit allow-list",
+                            [], ))
+    if cfg.public_access_cidrs and not cfg.endpoint_public_access:
+        issues.append(Issue(at + ("publicAccessCidrs",), "only applies with endpointPublicAccess: true",
+                            cfg.public_access_cidrs))
+    if protected and "0.0.0.0/0" in cfg.public_access_cidrs:
+        issues.append(Issue(at + ("publicAccessCidrs",), "a protected (production) cluster's public endpoint "
+                            "may not be open to the internet: list your CIDRs or use the private endpoint",
+                            cfg.public_access_cidrs))
+    if protected and not cfg.secrets_encryption:
+        issues.append(Issue(at + ("secretsEncryption",), "a protected (production) cluster must encrypt "
+                            "secrets with KMS", False))
+    if cfg.kms_key_arn and not cfg.secrets_encryption:
+        issues.append(Issue(at + ("kmsKeyArn",), "only applies with secretsEncryption: true", cfg.kms_key_arn))
+
+    group = cfg.system_node_group
+    gpath = at + ("systemNodeGroup",)
+    if not group.min_size <= group.desired_size <= group.max_size:
+        issues.append(Issue(gpath + ("desiredSize",), f"must be between minSize ({group.min_size}) and maxSize "
+                            f"({group.max_size})", group.desired_size))
+    names = [g.name for g in cfg.spot_node_groups]
+    for i, g in enumerate(cfg.spot_node_groups):
+        spath = at + ("spotNodeGroups", i)
+        if names.count(g.name) > 1:
+            issues.append(Issue(spath + ("name",), "spot node group names must be unique", g.name))
+        if g.name == P.SYSTEM_GROUP:
+            issues.append(Issue(spath + ("name",), "is the system node group's name prefix; choose another",
+                                g.name))
+        if not g.instance_types:
+            issues.append(Issue(spath + ("instanceTypes",), "a spot group needs at least one instance type "
+                                "(several, of one size, for capacity diversity)", []))
+        elif len(set(g.instance_types)) != len(g.instance_types):
+            issues.append(Issue(spath + ("instanceTypes",), "instance types must be unique", g.instance_types))
+        if not g.min_size <= g.desired_size <= g.max_size:
+            issues.append(Issue(spath + ("desiredSize",), f"must be between minSize ({g.min_size}) and "
+                                f"maxSize ({g.max_size})", g.desired_size))
+    return issues
+
+
+def al2_unavailable(version: str) -> bool:
+    """EKS publishes no Amazon Linux 2 AMIs for this Kubernetes minor."""
+    return _minor(version) > _minor(versions.AL2_LAST_KUBERNETES_VERSION)
+
+
+def _minor(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".")[:2])
+
+
+def validate_kubernetes_version(cfg: ClusterConfig, at: Path, today: date) -> list[Issue]:
+    """The created cluster's version against EKS's support calendar (as of `today`) and the pins that depend on
+    the version: add-on versions and managed node group AMI types. Nothing for an existing cluster, whose
+    version this stack neither sets nor knows offline."""
+    if cfg.existing:
+        return []
+    issues: list[Issue] = []
+    v = cfg.version
+    support = versions.EKS_KUBERNETES_SUPPORT.get(v)
+    if support is None:
+        issues.append(Issue(at + ("version",), "has no EKS support dates in eks_karpenter/versions.py", v))
+    elif today > support.end_of_extended:
+        issues.append(Issue(at + ("version",), f"Kubernetes {v} reached the end of EKS extended support on "
+                            f"{support.end_of_extended}: EKS no longer runs it; choose a newer version", v))
+    elif today > support.end_of_standard and cfg.upgrade_policy.support_type != "EXTENDED":
+        issues.append(Issue(at + ("version",), f"Kubernetes {v} left EKS standard support on "
+                            f"{support.end_of_standard}; extended support (until {support.end_of_extended}) costs "
+                            "six times the standard hourly rate: choose a newer version, or opt in with "
+                            "upgradePolicy.supportType: EXTENDED", v))
+
+    pinned = versions.ADDON_VERSIONS.get(v)
+    if pinned is None:
+        issues.append(Issue(at + ("version",), "eks_karpenter/versions.py pins no EKS add-on versions for this "
+                            "Kubernetes minor", v))
+    proxy = cfg.addon_versions.get("kube-proxy")
+    if proxy is not None and not proxy.startswith(f"v{v}."):
+        issues.append(Issue(at + ("addonVersions", "kube-proxy"), f"kube-proxy must match the cluster's "
+                            f"Kubernetes minor {v} (v{v}.x-eksbuild.N)", proxy))
+
+    groups = [(at + ("systemNodeGroup", "amiType"), cfg.system_node_group.ami_type)]
+    groups += [(at + ("spotNodeGroups", i, "amiType"), g.ami_type) for i, g in enumerate(cfg.spot_node_groups)]
+    for path, ami_type in groups:
+        if ami_type.startswith("AL2_") and al2_unavailable(v):
+            issues.append(Issue(path, f"EKS publishes no Amazon Linux 2 AMIs for Kubernetes {v} (the last is "
+                                f"{versions.AL2_LAST_KUBERNETES_VERSION}): use an AL2023 or Bottlerocket type",
+                                ami_type))
+    return issues
+
+
+SUPPORT_WARNING_DAYS = 90
+"""How long before the end of standard support the plan starts warning."""
+
+
+def version_warnings(cfg: ClusterConfig, today: date) -> list[str]:
+    """Legal but costly or soon-forced version states, one line each (printed, never fatal)."""
+    support = versions.EKS_KUBERNETES_SUPPORT.get(cfg.version)
+    if cfg.existing or support is None or today > support.end_of_extended:
+        return []
+    where = f"cluster.version {cfg.version}"
+    if today > support.end_of_standard:
+        return [f"{where}: in EKS extended support (billed at six times the standard hourly rate) until "
+                f"{support.end_of_extended}, when EKS upgrades the control plane itself: plan the upgrade"]
+    left = (support.end_of_standard - today).days
+    if left > SUPPORT_WARNING_DAYS:
+        return []
+    then = ("EKS upgrades the control plane itself (upgradePolicy STANDARD)"
+            if cfg.upgrade_policy.support_type == "STANDARD" else "extended support is billed (upgradePolicy EXTENDED)")
+    return [f"{where}: EKS standard support ends on {support.end_of_standard} ({left} days); after that {then}: "
+            "upgrade first, node groups and add-ons included"]
+
+def _ami_type_arch(ami_type: str) -> str:
+    return "arm64" if "ARM_64" in ami_type else "amd64"
+
+
+def _arch_issues(types: list[str], at: Path, ami_type: str) -> list[Issue]:
+    """Instance types of one managed node group: all of its amiType's architecture (EKS also refuses a mix)."""
+    want = _ami_type_arch(ami_type)
+    arches = {t: family_arch(t.partition(".")[0]) for t in types}
+    why = f"but amiType {ami_type} is {want}: no node of this group could boot"
+    if len({a for a in arches.values() if a}) > 1:
+        why += "; EKS needs one architecture per node group"
+    return [Issue(at + (i,), f"{t} is {a}, {why}", t) for i, (t, a) in enumerate(arches.items()) if a and a != want]
+
+
+def validate_cluster_environment(cfg: ClusterConfig, region: str | None, accounts: tuple[str, ...],
+                                 at: Path) -> list[Issue]:
+    """Rules that relate the cluster to the account and region it is deployed to, and to instance facts."""
+    issues: list[Issue] = []
+    if cfg.existing:
+        return issues
+    if cfg.kms_key_arn and region:
+        issues += arn_issues(cfg.kms_key_arn, at + ("kmsKeyArn",), service="kms", region=region, accounts=accounts,
+                             what="KMS key")
+    group = cfg.system_node_group
+    issues += _arch_issues(list(group.instance_types), at + ("systemNodeGroup", "instanceTypes"), group.ami_type)
+    for i, spot in enumerate(cfg.spot_node_groups):
+        issues += _arch_issues(list(spot.instance_types), at + ("spotNodeGroups", i, "instanceTypes"), spot.ami_type)
+    return issues

@@ -1,0 +1,139 @@
+"""Cross-field rules for the Karpenter install config. Field-level checks live on the types in config.py.
+
+Version policy: major 1, minor 14 or newer. The CRD chart handling, the controller IAM policies (six managed
+policies incl. zonal shift) and the Helm values here are built and tested against 1.14; older minors lack
+CRDs/gates this library relies on (NodeOverlay, CapacityBuffer) and need different IAM. A newer minor is
+accepted so a dev stack can canary it; moving the default is a deliberate change of `versions.KARPENTER_VERSION`
+(and of the checked-in chart this library's tests read).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from eks_karpenter.arns import arn_issues
+from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.platform.karpenter.config import KarpenterConfig, duration_seconds
+from eks_karpenter.quantities import bytes_issue, quantity_value, unitless_bytes
+
+MIN_MINOR = 14
+"""Oldest Karpenter 1.x minor this library supports."""
+
+STANDARD_NODE_POLICIES = (
+    "AmazonEKSWorkerNodePolicy",
+    "AmazonEKS_CNI_Policy",
+    "AmazonEC2ContainerRegistryPullOnly",
+    "AmazonSSMManagedInstanceCore",
+)
+"""AWS managed policies every Karpenter node role gets (upstream getting-started); not to be listed again."""
+
+_MIN_REFRESH = Decimal(60)
+_MIN_DELETE_TIMEOUT = Decimal(60)
+_MAX_DELETE_TIMEOUT = Decimal(24 * 3600)
+
+
+def validate_karpenter(cfg: KarpenterConfig, at: Path) -> list[Issue]:
+    """Every rule on `eks-karpenter:karpenter` that needs more than one field, or a parsed value."""
+    issues: list[Issue] = []
+
+    if cfg.controller_on_fargate and cfg.identity == "podIdentity":
+        issues.append(Issue(at + ("identity",), "EKS Pod Identity does not work on Fargate: a controller on Fargate "
+                            "(controllerOnFargate: true) needs IRSA (identity: irsa)", cfg.identity))
+
+    major, minor, _patch = (int(p) for p in cfg.version.split("."))
+    if major != 1 or minor < MIN_MINOR:
+        issues.append(Issue(at + ("version",), f"this library supports Karpenter 1.{MIN_MINOR} or a newer 1.x "
+                            "release (its IAM policies, CRD handling and Helm values are built for 1.14)",
+                            cfg.version))
+
+    timeout = duration_seconds(cfg.delete_timeout)
+    if not _MIN_DELETE_TIMEOUT <= timeout <= _MAX_DELETE_TIMEOUT:
+        issues.append(Issue(at + ("deleteTimeout",), "must be between 1m (Karpenter needs time to drain and "
+                            "terminate nodes) and 24h (a longer wait is a hang)", cfg.delete_timeout))
+
+    issues += _resources(cfg, at + ("resources",))
+    issues += _settings(cfg, at + ("settings",))
+
+    if cfg.settings.isolated_vpc and not cfg.node_role.instance_profile:
+        issues.append(Issue(at + ("nodeRole", "instanceProfile"), "an isolated VPC (settings.isolatedVPC: true) has "
+                            "no route to the IAM API, so Karpenter cannot manage instance profiles: set "
+                            "instanceProfile: true", False))
+
+    arns = cfg.node_role.additional_policy_arns
+    for i, arn in enumerate(arns):
+        where = at + ("nodeRole", "additionalPolicyArns", i)
+        if arns.index(arn) != i:
+            issues.append(Issue(where, "listed twice", arn))
+        name = arn.rsplit("/", 1)[-1]
+        if ":iam::aws:policy/" in arn and name in STANDARD_NODE_POLICIES:
+            issues.append(Issue(where, "already attached to every Karpenter node role; remove it", arn))
+    return issues
+
+
+def validate_karpenter_placement(cfg: KarpenterConfig, *, system_node_min_size: int, at: Path) -> list[Issue]:
+    """Cross-section rule: on the system node group, each replica needs its own node.
+
+    The controller's pod anti-affinity on `kubernetes.io/hostname` is required (one replica per node), so with
+    fewer system nodes than replicas the extra replicas stay Pending. Not applicable on Fargate (one pod per
+    Fargate node).
+    """
+    if cfg.controller_on_fargate or cfg.replicas <= system_node_min_size:
+        return []
+    return [Issue(at + ("replicas",), f"each replica needs its own system node, but the system node group may "
+                  f"shrink to {system_node_min_size} (systemNodeGroup.minSize): lower replicas or raise minSize",
+                  cfg.replicas)]
+
+
+def _resources(cfg: KarpenterConfig, at: Path) -> list[Issue]:
+    issues: list[Issue] = []
+    requests, limits = cfg.resources.requests, cfg.resources.limits
+    if limits.memory is None:
+        issues.append(Issue(at + ("limits", "memory"), "required: the controller sets its Go GC soft limit from "
+                            "the memory limit; without one it grows to the node's memory", None, has_value=False))
+    if requests.cpu is None and limits.cpu is None:
+        issues.append(Issue(at + ("requests", "cpu"), "required: the controller sizes its worker pools from its "
+                            "CPU request (give requests.cpu, or limits.cpu which it then defaults to)", None,
+                            has_value=False))
+    for resource in ("cpu", "memory"):
+        want, cap = getattr(requests, resource), getattr(limits, resource)
+        if want is not None and cap is not None and quantity_value(want) > quantity_value(cap):
+            issues.append(Issue(at + ("requests", resource), f"the request is above the limit ({cap}); Kubernetes "
+                                "refuses such a pod", want))
+    return issues
+
+
+def _settings(cfg: KarpenterConfig, at: Path) -> list[Issue]:
+    issues: list[Issue] = []
+    s = cfg.settings
+    if s.vm_memory_overhead_percent == 0:
+        issues.append(Issue(at + ("vmMemoryOverheadPercent",), "must be above 0: the chart drops a zero value "
+                            "and the controller then silently uses 0.075", s.vm_memory_overhead_percent))
+    batch_max, batch_idle = duration_seconds(s.batch_max_duration), duration_seconds(s.batch_idle_duration)
+    if batch_max <= 0:
+        issues.append(Issue(at + ("batchMaxDuration",), "must be longer than zero", s.batch_max_duration))
+    if batch_idle <= 0:
+        issues.append(Issue(at + ("batchIdleDuration",), "must be longer than zero", s.batch_idle_duration))
+    if batch_max > 0 and batch_idle > batch_max:
+        issues.append(Issue(at + ("batchIdleDuration",), f"longer than batchMaxDuration ({s.batch_max_duration}) "
+                            "and so never takes effect", s.batch_idle_duration))
+    for key, value in (("amiRefreshInterval", s.ami_refresh_interval),
+                       ("subnetRefreshInterval", s.subnet_refresh_interval)):
+        if duration_seconds(value) < _MIN_REFRESH:
+            issues.append(Issue(at + (key,), "must be at least 1m (the controller refuses to start otherwise)",
+                                value))
+    return issues
+
+
+def validate_karpenter_environment(cfg: KarpenterConfig, region: str | None, accounts: tuple[str, ...],
+                                   at: Path) -> list[Issue]:
+    """Rules relating the install to the stack's region and accounts, and units of the controller's memory."""
+    issues: list[Issue] = []
+    if region:
+        for i, arn in enumerate(cfg.node_role.additional_policy_arns):
+            issues += arn_issues(arn, at + ("nodeRole", "additionalPolicyArns", i), service="iam", region=region,
+                                 accounts=accounts, regional=False, what="policy")
+    for kind in ("requests", "limits"):
+        memory = getattr(cfg.resources, kind).memory
+        if memory is not None and unitless_bytes("memory", memory):
+            issues.append(bytes_issue(at + ("resources", kind, "memory"), "memory", memory))
+    return issues

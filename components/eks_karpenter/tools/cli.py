@@ -1,0 +1,363 @@
+"""Command line: `eks-karpenter plan | diff | cost | simulate | smoke | schema | import-legacy`.
+
+Every command works on a Pulumi project folder (`--program DIR`, default: the current directory), read like the
+Pulumi CLI reads it: `Pulumi.yaml`'s `name`, `main` and `stackConfigDir`, then `<stackConfigDir>/Pulumi.<stack>.yaml`.
+A consumer's `StackReference` to the platform is answered from the platform's own offline plan (`--platform DIR`)
+or from a file of outputs (`--stack-outputs FILE`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+from datetime import date
+from pathlib import Path
+from typing import NoReturn
+
+import pulumi
+
+from eks_karpenter.tools.engine import PlanDocument, PlanError, plan_with_references
+from eks_karpenter.tools.engine.mocks import PlanReferenceError
+from eks_karpenter.tools.engine.render import render_markdown, render_tree, write_artifacts
+
+DEFAULTS: dict[str, Path | None] = {"program": None, "platform": None}
+"""Defaults a wrapping command line may set (this repository's `python -m infra` sets both to its root)."""
+
+
+class UsageError(Exception):
+    """A command line that cannot be run as given; the message says which argument and why."""
+
+
+class _Parser(argparse.ArgumentParser):
+    # One kind of failure for every unusable input: a one-line error and exit code 1 (argparse alone exits 2).
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def _check_stack(name: str) -> None:
+    if not STACK_NAME.match(name) or name in (".", ".."):
+        raise UsageError(f"--stack {name!r}: a stack name is letters, digits, '-', '_' and '.'")
+
+
+def _prepare_out(out: Path) -> None:
+    """Fail before planning if `--out` cannot take files: not a directory, under a file, or not writable."""
+    for parent in [out, *out.parents]:
+        if parent.exists() and not parent.is_dir():
+            what = "is a file" if parent == out else f"is under {parent}, which is a file"
+            raise UsageError(f"--out {out}: {what}; --out takes a directory (created if missing)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: the directory is not writable")
+
+
+def _program(args: argparse.Namespace) -> Path:
+    """The Pulumi project to work on: `--program`, else the wrapper's default, else the current directory."""
+    return Path(args.program or DEFAULTS["program"] or Path.cwd())
+
+
+def _platform(args: argparse.Namespace) -> Path | None:
+    return getattr(args, "platform", None) or DEFAULTS["platform"]
+
+
+def _stack_outputs(args: argparse.Namespace) -> dict[str, dict[str, object]] | None:
+    """`--stack-outputs FILE`: {"<org>/<project>/<stack>": {output: value, ...}, ...} (JSON)."""
+    path: Path | None = getattr(args, "stack_outputs", None)
+    if path is None:
+        return None
+    try:
+        body = json.loads(path.read_text())
+    except OSError as exc:
+        raise UsageError(f"--stack-outputs {path}: {exc.strerror or exc}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--stack-outputs {path}: not JSON ({exc})") from None
+    if not isinstance(body, dict) or not all(isinstance(v, dict) for v in body.values()):
+        raise UsageError(f"--stack-outputs {path}: expected an object mapping each stack name "
+                         "(<org>/<project>/<stack>) to an object of its outputs")
+    return body
+
+
+def _plan(args: argparse.Namespace, stack: str) -> PlanDocument:
+    return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args))
+
+
+def _add_project_arguments(cmd: argparse.ArgumentParser, references: bool = True) -> None:
+    cmd.add_argument("--program", type=Path, metavar="DIR",
+                     help="Pulumi project folder (default: the current directory)")
+    if references:
+        cmd.add_argument("--platform", type=Path, metavar="DIR",
+                         help="the platform's Pulumi project: its offline plan answers the program's "
+                              "StackReferences to it")
+        cmd.add_argument("--stack-outputs", type=Path, metavar="FILE",
+                         help="JSON object of stack name (<org>/<project>/<stack>) -> its outputs, answering "
+                              "StackReferences (e.g. from `pulumi stack output --json`)")
+
+
+def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
+    parser = _Parser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    plan = sub.add_parser("plan", help="run the program offline under Pulumi's mock runtime")
+    plan.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    _add_project_arguments(plan)
+    plan.add_argument("--format", choices=("tree", "json", "markdown", "mermaid", "urns"), default="tree",
+                      help="urns: the sorted URNs, one per line (the golden files in tests/golden/)")
+    plan.add_argument("--out", type=Path, help="also write manifests, Helm values and IAM documents here")
+
+    sub.add_parser("schema", help="print the JSON Schema of a stack file")
+
+    diff = sub.add_parser("diff", help="compare two plans: two `plan --format json` files, or a stack at a git ref "
+                                       "with the working tree; prints Markdown")
+    diff.add_argument("files", nargs="*", type=Path, metavar="PLAN.json",
+                      help="OLD and NEW: two `plan --format json` outputs of one stack")
+    diff.add_argument("--base", metavar="REF", help="git ref to compare the working tree with (e.g. origin/main)")
+    diff.add_argument("--stack", help="stack to plan on both sides (with --base)")
+    _add_project_arguments(diff, references=False)
+
+    legacy = sub.add_parser("import-legacy", help="convert Karpenter v1alpha5 Provisioners and v1alpha1 "
+                                                  "AWSNodeTemplates to stack config or v1 manifests")
+    legacy.add_argument("files", nargs="+", type=Path, metavar="FILE", help="YAML files (multi-document; - = stdin)")
+    legacy.add_argument("--format", choices=("config", "manifests"), default="config",
+                        help="config: eks-karpenter:nodePools/nodeClasses for a stack file (default); "
+                             "manifests: v1 NodePool and EC2NodeClass YAML")
+    legacy.add_argument("--node-role", metavar="NAME", help="IAM role name for node classes without an "
+                                                            "instanceProfile (required for manifests then)")
+    cost = sub.add_parser("cost", help="what a stack can cost: fixed items, per-unit prices, and each node pool's "
+                                        "admitted instance types, price range and ceiling at its cpu limit")
+    cost.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    _add_project_arguments(cost)
+    cost.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    cost.add_argument("--live", action="store_true", help="fetch current on-demand and spot prices for the stack's "
+                      "region with your AWS credentials (needs `pip install 'eks-karpenter[live]'`)")
+    cost.add_argument("--types", action="store_true", help="also list every instance type each pool admits")
+    cost.add_argument("--as-of", type=date.fromisoformat, metavar="YYYY-MM-DD",
+                      help="price the control plane as of this day (standard or extended support; default: today)")
+    simulate = sub.add_parser("simulate", help="what-if: a workload file's pods on the stack's Karpenter pools "
+                                                "versus a fixed managed node group (on-demand prices)")
+    simulate.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    _add_project_arguments(simulate, references=False)
+    simulate.add_argument("--workload", required=True, metavar="FILE", help="workload file (YAML: deployments)")
+    simulate.add_argument("--fixed-instance-type", default="m5.large", metavar="TYPE",
+                          help="instance type of the fixed node group to compare with (default: m5.large)")
+    simulate.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+
+    from eks_karpenter.tools.smoke import cli as smoke
+
+    smoke.add_parser(sub)
+    return parser
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    _check_stack(args.stack)
+    if args.out:
+        _prepare_out(args.out)
+    doc = _plan(args, args.stack)
+    if args.format == "json":
+        text = doc.to_json()
+    elif args.format == "markdown":
+        text = render_markdown(doc)
+    elif args.format == "urns":
+        text = "".join(f"{urn}\n" for urn in sorted(r.urn for r in doc.resources))
+    elif args.format == "mermaid":
+        from eks_karpenter.tools.engine.mermaid import render_mermaid
+
+        text = render_mermaid(doc)
+    else:
+        text = render_tree(doc)
+    if args.out:
+        try:
+            written = write_artifacts(doc, args.out)
+        except OSError as exc:
+            raise UsageError(f"--out {args.out}: cannot write {exc.filename or args.out} "
+                             f"({exc.strerror or exc})") from None
+        print(f"wrote {len(written)} files under {args.out}", file=sys.stderr)
+    sys.stdout.write(text)
+    return 0
+
+
+def cmd_schema(_: argparse.Namespace) -> int:
+    from eks_karpenter.config.stack import stack_file_schema
+
+    sys.stdout.write(json.dumps(stack_file_schema(), indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from eks_karpenter.tools.engine.baseline import plan_at_ref, plan_in_tree
+    from eks_karpenter.tools.engine.diff import diff_plans, render_diff_markdown
+
+    if args.base is not None:
+        if args.files or not args.stack:
+            raise PlanError("diff --base REF needs --stack and no files")
+        _check_stack(args.stack)
+        # Base first: a bad ref fails fast, before the working tree is planned.
+        old = plan_at_ref(_program(args), args.stack, args.base)
+        try:
+            new = plan_in_tree(_program(args), args.stack)
+        except (PlanError, pulumi.RunError):
+            raise
+        except Exception as exc:  # the working tree's code failed: one line, like the base side
+            raise PlanError(f"planning stack {args.stack!r} in {_program(args)} failed: "
+                            f"{type(exc).__name__}: {exc}") from None
+    elif len(args.files) == 2 and args.stack is None:
+        old, new = (_read_plan(path) for path in args.files)
+    else:
+        raise PlanError("diff needs two plan files (OLD.json NEW.json) or --base REF --stack STACK")
+    sys.stdout.write(render_diff_markdown(diff_plans(old, new)))
+    return 0
+
+
+def _read_plan(path: Path) -> PlanDocument:
+    try:
+        return PlanDocument.from_json(path.read_text())
+    except OSError as exc:
+        raise PlanError(f"{path}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise PlanError(f"{path}: not a `plan --format json` document ({exc})") from None
+
+
+def cmd_import_legacy(args: argparse.Namespace) -> int:
+    from eks_karpenter.tools.migrate import (
+        Doc,
+        LegacyImportError,
+        convert_documents,
+        parse_documents,
+        render_config,
+        render_manifests,
+    )
+
+    try:
+        docs: list[Doc] = []
+        problems: list[str] = []
+        for path in args.files:
+            try:
+                text = sys.stdin.read() if str(path) == "-" else path.read_text()
+                docs += parse_documents(str(path), text)
+            except OSError as exc:
+                problems.append(f"{path}: {exc.strerror}")
+            except UnicodeDecodeError:
+                problems.append(f"{path}: not UTF-8 text")
+            except LegacyImportError as exc:
+                problems += exc.problems
+        if problems:
+            raise LegacyImportError(problems)
+        conversion = convert_documents(docs)
+        if args.format == "manifests":
+            out = render_manifests(conversion.manifests(args.node_role))
+        else:
+            out = render_config(conversion, [str(p) for p in args.files], args.node_role)
+    except LegacyImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for note in conversion.notes:
+        print(f"note: {note}", file=sys.stderr)
+    sys.stdout.write(out)
+    return 0
+
+
+def cmd_cost(args: argparse.Namespace) -> int:
+    from eks_karpenter.config.stack import load_stack_config
+    from eks_karpenter.tools.cost import estimate, inputs_from_config, inputs_from_plan
+    from eks_karpenter.tools.cost.live import LiveError, fetch_live_prices
+    from eks_karpenter.tools.cost.report import render_markdown as cost_markdown
+    from eks_karpenter.tools.cost.report import render_text
+    from eks_karpenter.tools.engine.runner import ProgramProject, read_stack_config
+
+    _check_stack(args.stack)
+    project = ProgramProject.load(_program(args).resolve())
+    stack_file = project.stack_file(args.stack)
+    flat = read_stack_config(stack_file, project.name)
+    if f"{project.name}:cluster" in flat:  # a platform stack of this library: priced from its validated config
+        inputs = inputs_from_config(load_stack_config(flat, _shown(stack_file, project.root), project=project.name))
+    else:  # another program (a consumer): its NodePools and priced resources, from its offline plan
+        doc = _plan(args, args.stack)
+        inputs = inputs_from_plan(doc.resources, flat.get("aws:region", "us-east-1"))
+    live = None
+    if args.live:
+        try:
+            live = fetch_live_prices(inputs.region)
+        except LiveError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+    doc_ = estimate(inputs, args.as_of or date.today(), live, types=args.types)
+    title = f"{project.name} / {args.stack}"
+    if args.format == "json":
+        sys.stdout.write(json.dumps(doc_, indent=2) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(cost_markdown(doc_, title))
+    else:
+        sys.stdout.write(render_text(doc_, title))
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from eks_karpenter.catalogue import load_catalogue
+    from eks_karpenter.config.stack import load_stack_config
+    from eks_karpenter.tools.engine.runner import ProgramProject, read_stack_config
+    from eks_karpenter.tools.simulate import WorkloadError, load_workload, pools_for_stack, schedule, schedule_fixed
+    from eks_karpenter.tools.simulate.report import Simulation, render_json, render_markdown, render_text
+
+    _check_stack(args.stack)
+    project = ProgramProject.load(_program(args).resolve())
+    path = project.stack_file(args.stack)
+    cfg = load_stack_config(read_stack_config(path, project.name), _shown(path, project.root), project=project.name)
+    try:
+        workload = load_workload(str(args.workload))
+    except WorkloadError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    catalogue = load_catalogue()
+    fixed_type = catalogue.by_name.get(args.fixed_instance_type)
+    if fixed_type is None or fixed_type.on_demand_hourly is None:
+        why = "not in the catalogue" if fixed_type is None else "has no catalogue price"
+        raise PlanError(f"--fixed-instance-type {args.fixed_instance_type}: {why}")
+    sim = Simulation(args.stack, cfg.region, str(args.workload), workload,
+                     schedule(pools_for_stack(cfg, catalogue), workload, catalogue.label_keys),
+                     schedule_fixed(fixed_type, workload), catalogue)
+    render = {"json": render_json, "markdown": render_markdown, "text": render_text}[args.format]
+    sys.stdout.write(render(sim))
+    return 0
+
+
+def _shown(path: Path, root: Path) -> str:
+    """The stack file as the user names it (relative to the project folder)."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def cmd_smoke(args: argparse.Namespace) -> int:
+    from eks_karpenter.tools.smoke.cli import cmd_smoke as run_smoke
+
+    return run_smoke(args)
+
+
+COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "diff": cmd_diff, "import-legacy": cmd_import_legacy,
+            "cost": cmd_cost, "simulate": cmd_simulate, "smoke": cmd_smoke}
+
+
+def main(argv: list[str] | None = None, prog: str = "eks-karpenter") -> int:
+    """Run one command; returns the exit code (0, or 1 with one `error:` line on stderr)."""
+    try:
+        args = _parser(prog).parse_args(argv)
+        return COMMANDS[args.command](args)
+    except (pulumi.RunError, PlanError, PlanReferenceError, UsageError) as exc:
+        # Config errors are for people: the message names the file and key; a traceback would bury it.
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # `python -m eks_karpenter.tools.cli`, the console script's equivalent without a script
+    sys.exit(main())

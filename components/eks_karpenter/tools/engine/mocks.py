@@ -1,0 +1,223 @@
+"""Mock resource monitor and deterministic placeholders for values only the cloud knows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as _mocks
+from pulumi.runtime import rpc
+from pulumi.runtime.proto import resource_pb2
+
+from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
+from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
+
+__all__ = ["ACCOUNT_ID", "CapturingMonitor", "PlanMocks", "PlanReferenceError", "digest", "partition"]
+
+
+class PlanReferenceError(Exception):
+    """A StackReference the offline plan has no outputs for."""
+
+    def __init__(self, ref: str, known: list[str]) -> None:
+        hint = f"known: {', '.join(known)}" if known else "none were given"
+        super().__init__(f"no offline outputs for stack reference {ref!r} ({hint}); pass the platform's "
+                         "project with --platform DIR (its offline plan answers <org>/<project>/<stack>), or its "
+                         "outputs with --stack-outputs FILE")
+
+
+class PlanMocks(pulumi.runtime.Mocks):
+    """Answers registrations and invokes with deterministic placeholder state."""
+
+    def __init__(self, region: str, invoke_results: dict[str, Any] | None = None,
+                 stack_outputs: dict[str, dict[str, Any]] | None = None) -> None:
+        self.region = region
+        self.invoke_results = invoke_results or {}
+        self.stack_outputs = stack_outputs or {}
+        self.invokes: list[PlannedInvoke] = []
+
+    def new_resource(self, args: _mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        if args.typ == "pulumi:pulumi:StackReference":
+            ref = str(args.inputs.get("name") or args.name)
+            if ref not in self.stack_outputs:
+                raise PlanReferenceError(ref, sorted(self.stack_outputs))
+            return ref, {"name": ref, "outputs": self.stack_outputs[ref], "secretOutputNames": []}
+        return provider_state(args.typ, args.name, dict(args.inputs), self.region, args.resource_id or None)
+
+    def call(self, args: _mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]]]:
+        self.invokes.append(PlannedInvoke(token=args.token, args=_plain(dict(args.args))))
+        if args.token in self.invoke_results:
+            result = self.invoke_results[args.token]
+            return dict(result(args.args) if callable(result) else result), []
+        return dict(_invoke(args.token, args.args, self.region)), []
+
+
+def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
+    if token == "aws:index/getCallerIdentity:getCallerIdentity":
+        return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
+    if token == "aws:index/getPartition:getPartition":
+        part = partition(region)
+        suffix = "amazonaws.com.cn" if part == "aws-cn" else "amazonaws.com"
+        return {"partition": part, "dnsSuffix": suffix, "id": part}
+    if token == "aws:index/getRegion:getRegion":
+        return {"region": region, "name": region, "id": region}
+    if token == "aws:eks/getCluster:getCluster":
+        cluster = args.get("name", "cluster")
+        issuer = f"https://oidc.eks.{region}.amazonaws.com/id/{digest(cluster, 32).upper()}"
+        return {
+            "name": cluster,
+            "arn": f"arn:aws:eks:{region}:{ACCOUNT_ID}:cluster/{cluster}",
+            "endpoint": f"https://{digest(cluster, 32).upper()}.gr7.{region}.eks.amazonaws.com",
+            "certificateAuthorities": [{"data": CA_DATA}],
+            "identities": [{"oidcs": [{"issuer": issuer}]}],
+            "vpcConfig": {"clusterSecurityGroupId": f"sg-{digest(cluster + '/cluster-sg')}",
+                          "vpcId": f"vpc-{digest(cluster)}", "subnetIds": [], "securityGroupIds": []},
+            "accessConfigs": [{"authenticationMode": "API_AND_CONFIG_MAP"}],
+            "version": "1.33",
+            "id": cluster,
+        }
+    if token == "aws:iam/getRoles:getRoles":
+        # A fresh account: no role matches. Tests answer it with invoke_results for a used account.
+        return {"names": [], "arns": [], "id": region, **{k: v for k, v in args.items() if v is not None}}
+    if token == "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider":
+        url = str(args.get("url", "")).removeprefix("https://")
+        return {"arn": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{url}", "url": url, "id": url}
+    return {}
+
+
+class CapturingMonitor(_mocks.MockMonitor):
+    """A MockMonitor that keeps every registration with its parent, dependencies and options."""
+
+    def __init__(self, mocks: PlanMocks) -> None:
+        super().__init__(mocks)
+        self.planned: list[PlannedResource] = []
+        self.stack_outputs: dict[str, Any] = {}
+        self.root_urn = ""
+        self._chains: dict[str, str] = {}
+        self._depends_on: dict[tuple[str, str], list[set[str]]] = {}
+
+    def record_depends_on(self, type_: str, name: str, urns: set[str]) -> None:
+        """The URNs a resource's `depends_on` resolved to (the SDK sends them merged into `dependencies`)."""
+        self._depends_on.setdefault((type_, name), []).append(urns)
+
+    def _explicit(self, request: Any) -> list[str]:
+        recorded = self._depends_on.get((request.type, request.name))
+        if recorded is None:
+            return []
+        if len(recorded) == 1:
+            return sorted(recorded[0])
+        # Two resources of one type and name (under different parents): tell them apart by what no input
+        # accounts for.
+        from_inputs = {urn for deps in request.propertyDependencies.values() for urn in deps.urns}
+        return sorted(set(request.dependencies) - from_inputs)
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        # Like the engine: the root stack is not part of a child's type chain.
+        chain = type_
+        if parent and parent != self.root_urn:
+            chain = f"{self._chains[parent]}${type_}"
+        urn = f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{chain}::{name}"
+        self._chains[urn] = chain
+        return urn
+
+    def RegisterResource(self, request: Any) -> Any:
+        if request.type == "pulumi:pulumi:Stack":
+            self.root_urn = self.make_urn("", request.type, request.name)
+            return resource_pb2.RegisterResourceResponse(urn=self.root_urn)
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
+        inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+        self.planned.append(
+            PlannedResource(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                parent="" if request.parent == self.root_urn else request.parent,
+                custom=bool(request.custom),
+                inputs=_plain(inputs),
+                dependencies=sorted(set(request.dependencies)),
+                options=_options(request, self._explicit(request)),
+            )
+        )
+        return response
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:
+        if request.urn == self.root_urn:
+            self.stack_outputs = _plain(rpc.deserialize_properties(request.outputs, keep_unknowns=True))
+        return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
+
+
+def _options(request: Any, depends_on: list[str]) -> dict[str, Any]:
+    """The options of a registration that change what the engine does, as the SDK sent them; unset ones left out."""
+    opts: dict[str, Any] = {}
+    if request.protect:
+        opts["protect"] = True
+    if request.ignoreChanges:
+        opts["ignoreChanges"] = sorted(request.ignoreChanges)
+    if request.replaceOnChanges:
+        opts["replaceOnChanges"] = sorted(request.replaceOnChanges)
+    if request.deleteBeforeReplace:
+        opts["deleteBeforeReplace"] = True
+    if request.retainOnDelete:
+        opts["retainOnDelete"] = True
+    if request.importId:
+        opts["import"] = request.importId
+    if request.provider:
+        opts["provider"] = request.provider.rsplit("::", 1)[0]  # a reference is `<urn>::<id>`
+    if request.version:
+        opts["version"] = request.version
+    timeouts = {k: getattr(request.customTimeouts, k) for k in ("create", "update", "delete")
+                if getattr(request.customTimeouts, k)}
+    if timeouts:
+        opts["customTimeouts"] = timeouts
+    if depends_on:
+        opts["dependsOn"] = depends_on
+    if request.deletedWith:
+        opts["deletedWith"] = request.deletedWith
+    aliases = sorted({*request.aliasURNs, *(_alias_urn(request, a) for a in request.aliases)})
+    if aliases:
+        opts["aliases"] = aliases
+    return opts
+
+
+def _alias_urn(request: Any, alias: Any) -> str:
+    """The old URN an alias names, resolved like the engine does (unset parts default to the resource's own)."""
+    if alias.urn:
+        return str(alias.urn)
+    spec = alias.spec
+    name = spec.name or request.name
+    type_ = spec.type or request.type
+    stack = spec.stack or pulumi.get_stack()
+    project = spec.project or pulumi.get_project()
+    parent = "" if spec.noParent else (spec.parentUrn or request.parent)
+    chain = type_
+    if parent and "::pulumi:pulumi:Stack::" not in parent:
+        chain = f"{parent.split('::')[2]}${type_}"
+    return f"urn:pulumi:{stack}::{project}::{chain}::{name}"
+
+
+SECRET_PLACEHOLDER = "[secret]"
+UNKNOWN_PLACEHOLDER = "[unknown]"
+
+
+def _plain(value: Any) -> Any:
+    """Turn deserialised property values into JSON data: secrets masked, unknowns named."""
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return SECRET_PLACEHOLDER
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, str) and value == rpc.UNKNOWN:
+        return UNKNOWN_PLACEHOLDER
+    if isinstance(value, pulumi.Resource):
+        return "[resource]"
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def _number(value: float) -> int | float:
+    """The engine's protobuf Struct carries every number as a float: a whole one was written as an integer
+    (a port, a size, a weight), so the plan records it as one and `300` stays `300`, not `300.0`."""
+    return int(value) if value.is_integer() else value

@@ -1,0 +1,61 @@
+"""The committed JSON Schema (for editors) matches the config models, and every stack file satisfies it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+import yaml
+from eks_karpenter.config.stack import stack_file_schema
+
+from tests.support import REPO, STACKS
+
+SCHEMA_FILE = REPO / "schema" / "stack.schema.json"
+
+
+def test_committed_schema_is_in_sync() -> None:
+    expected = json.dumps(stack_file_schema(), indent=2, sort_keys=True) + "\n"
+    assert SCHEMA_FILE.read_text() == expected, "run: python -m infra schema > schema/stack.schema.json"
+
+
+def test_schema_command_prints_it() -> None:
+    out = subprocess.run([sys.executable, "-m", "infra", "schema"], cwd=REPO, check=True, capture_output=True,
+                         text=True).stdout
+    assert json.loads(out) == json.loads(SCHEMA_FILE.read_text())
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_stack_files_validate_against_the_schema(stack: str) -> None:
+    body = yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text())).validate(body)
+
+
+def test_schema_rejects_typos_and_unknown_keys() -> None:
+    validator = jsonschema.Draft202012Validator(stack_file_schema())
+    body = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
+    body["config"]["eks-karpenter:netwrok"] = {}
+    assert not validator.is_valid(body)
+    body["config"].pop("eks-karpenter:netwrok")
+    body["config"]["eks-karpenter:network"]["natGatways"] = "single"
+    assert not validator.is_valid(body)
+
+
+@pytest.mark.parametrize(("key", "valid"), [
+    ("karpenter:nodePools", False), ("aws:regoin", False), ("kubernetes:kubeconfig", False), ("aws:profile", True),
+    ("pulumi:disable-default-providers", True), ("tags", True)])
+def test_schema_knows_which_namespaces_are_read(key: str, valid: bool) -> None:
+    validator = jsonschema.Draft202012Validator(stack_file_schema())
+    body = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
+    body["config"][key] = {"environment": "dev"} if key == "tags" else "x"
+    if key == "tags":
+        body["config"].pop("eks-karpenter:tags")
+    assert validator.is_valid(body) == valid
+
+
+def test_fields_carry_descriptions() -> None:
+    schema = stack_file_schema()
+    network = schema["$defs"]["NetworkConfig"]["properties"]
+    assert all(prop.get("description") for prop in network.values())

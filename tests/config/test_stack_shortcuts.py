@@ -1,0 +1,120 @@
+"""The smallest stack a `pulumi new` template writes: `aws:region` and `<project>:clusterName`, both flat strings.
+
+The cluster name fills `cluster.name`; the network defaults to a new 10.0.0.0/16 VPC over three zones of the region
+(with a table of regions where `a`, `b`, `c` are not three usable zones)."""
+
+from __future__ import annotations
+
+import pytest
+from eks_karpenter import ConfigError, load_stack_config
+from eks_karpenter.config.stack import StackConfig
+from eks_karpenter.platform.network.config import ZONE_EXCEPTIONS, default_availability_zones
+from eks_karpenter.platform.network.rules import validate_network
+
+
+def load(config: dict[str, str], project: str = "acme-platform") -> StackConfig:
+    return load_stack_config(config, "Pulumi.dev.yaml", project=project)
+
+
+def error(config: dict[str, str], project: str = "acme-platform") -> str:
+    with pytest.raises(ConfigError) as info:
+        load(config, project)
+    return str(info.value)
+
+
+def test_region_and_cluster_name_make_a_whole_platform() -> None:
+    cfg = load({"aws:region": "eu-west-1", "acme-platform:clusterName": "acme"})
+    assert cfg.cluster.name == "acme" and cfg.cluster_name == "acme"
+    assert not cfg.cluster.existing
+    assert cfg.network.availability_zones == ["eu-west-1a", "eu-west-1b", "eu-west-1c"]
+    assert cfg.network.vpc_cidr == "10.0.0.0/16" and not cfg.network.adopting
+    assert [p.name for p in cfg.node_pools] == ["default"]
+
+
+def test_a_name_that_reads_as_json_stays_the_string_written() -> None:
+    assert load({"aws:region": "eu-west-1", "acme-platform:clusterName": "2026"}).cluster.name == "2026"
+
+
+def test_cluster_name_fills_a_cluster_section_without_a_name() -> None:
+    cfg = load({"aws:region": "eu-west-1", "acme-platform:clusterName": "acme",
+                "acme-platform:cluster": '{"endpointPublicAccess": false}'})
+    assert cfg.cluster.name == "acme" and cfg.cluster.endpoint_public_access is False
+
+
+def test_the_same_name_twice_is_accepted() -> None:
+    cfg = load({"aws:region": "eu-west-1", "acme-platform:clusterName": "acme",
+                "acme-platform:cluster": '{"name": "acme"}'})
+    assert cfg.cluster.name == "acme"
+
+
+def test_two_different_names_are_refused_at_the_shortcut() -> None:
+    message = error({"aws:region": "eu-west-1", "acme-platform:clusterName": "acme",
+                     "acme-platform:cluster": '{"name": "other"}'})
+    assert "acme-platform:clusterName: disagrees with acme-platform:cluster name ('other')" in message
+
+
+def test_a_malformed_name_is_reported_once_at_the_key_written() -> None:
+    message = error({"aws:region": "eu-west-1", "acme-platform:clusterName": "my cluster"})
+    assert "acme-platform:clusterName:" in message and "1 problem" in message
+
+
+def test_without_any_name_the_error_names_both_ways_under_the_project() -> None:
+    message = error({"aws:region": "eu-west-1"})
+    assert "acme-platform:cluster: required (or give just the name with acme-platform:clusterName)" in message
+
+
+def test_keys_of_another_project_are_not_read_as_the_shortcut() -> None:
+    message = error({"aws:region": "eu-west-1", "eks-karpenter:clusterName": "acme"})
+    assert "eks-karpenter:clusterName" in message and "acme-platform:cluster: required" in message
+
+
+@pytest.mark.parametrize(("region", "zones"), [
+    ("eu-west-1", ["eu-west-1a", "eu-west-1b", "eu-west-1c"]),
+    ("us-east-1", ["us-east-1a", "us-east-1b", "us-east-1c"]),
+    ("ap-northeast-1", ["ap-northeast-1a", "ap-northeast-1c", "ap-northeast-1d"]),
+    ("ca-central-1", ["ca-central-1a", "ca-central-1b", "ca-central-1d"]),
+    ("cn-north-1", ["cn-north-1a", "cn-north-1b", "cn-north-1d"]),
+])
+def test_default_zones_per_region(region: str, zones: list[str]) -> None:
+    assert default_availability_zones(region) == zones
+    assert load({"aws:region": region, "acme-platform:clusterName": "acme"}).network.availability_zones == zones
+
+
+def test_every_exception_is_three_zones_of_its_region() -> None:
+    for region, zones in ZONE_EXCEPTIONS.items():
+        assert zones is None or (len(zones) == 3 and all(z[:-1] == region for z in zones)), region
+
+
+def test_a_region_without_default_zones_requires_them() -> None:
+    message = error({"aws:region": "us-west-1", "acme-platform:clusterName": "acme"})
+    assert "acme-platform:network.availabilityZones: required when creating a VPC in us-west-1" in message
+    cfg = load({"aws:region": "us-west-1", "acme-platform:clusterName": "acme",
+                "acme-platform:network": '{"availabilityZones": ["us-west-1a", "us-west-1c"]}'})
+    assert cfg.network.availability_zones == ["us-west-1a", "us-west-1c"]
+
+
+def test_given_zones_and_adopted_vpcs_are_kept() -> None:
+    cfg = load({"aws:region": "eu-west-1", "acme-platform:clusterName": "acme",
+                "acme-platform:network": '{"availabilityZones": ["eu-west-1b", "eu-west-1c"], '
+                                         '"natGateways": "single"}'})
+    assert cfg.network.availability_zones == ["eu-west-1b", "eu-west-1c"]
+    adopted = load({"aws:region": "eu-west-1", "acme-platform:clusterName": "acme", "acme-platform:network":
+                    '{"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": {"eu-west-1a": "subnet-0123456789abcdef0",'
+                    ' "eu-west-1b": "subnet-0123456789abcdef1"}}'})
+    assert adopted.network.availability_zones is None and adopted.network.zones == ["eu-west-1a", "eu-west-1b"]
+
+
+def test_the_rule_alone_still_requires_zones_it_was_not_given() -> None:
+    from eks_karpenter.platform.network.config import NetworkConfig
+    [issue] = validate_network(NetworkConfig(), "eu-west-1", ("n",))
+    assert issue.path == ("n", "availabilityZones") and "required when creating a VPC (or set vpcId" in issue.message
+
+
+def test_the_schema_accepts_the_template_stack_and_documents_the_shortcut() -> None:
+    import jsonschema
+    from eks_karpenter.config.stack import stack_file_schema
+    schema = stack_file_schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"config": {"aws:region": "eu-west-1", "eks-karpenter:clusterName": "acme"}})
+    assert not validator.is_valid({"config": {"aws:region": "eu-west-1"}})
+    assert "pulumi new" in schema["properties"]["config"]["properties"]["eks-karpenter:clusterName"]["description"]

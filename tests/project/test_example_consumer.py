@@ -1,0 +1,96 @@
+"""examples/team-batch: another team's project, planned offline against this platform's stack outputs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.support import REPO, plan_stack, requires_upstream
+
+EXAMPLE = REPO / "examples" / "team-batch"
+
+
+def plan(program: Path, stack: str = "dev", fmt: str = "json") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "infra", "plan", "--program", str(program), "--stack", stack,
+                           "--format", fmt], cwd=REPO, capture_output=True, text=True)
+
+
+def resources() -> dict[str, dict[str, Any]]:
+    proc = plan(EXAMPLE)
+    assert proc.returncode == 0, proc.stderr
+    return {r["type"]: r for r in json.loads(proc.stdout)["resources"]}
+
+
+def test_example_builds_its_pool_class_and_pinned_deployment_on_the_platform() -> None:
+    by_type = resources()
+    platform = plan_stack("dev").outputs
+    node_class = by_type["kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]["inputs"]["spec"]
+    assert node_class["role"] == platform["nodeRoleName"]
+    assert node_class["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": platform["clusterName"]}}]
+    pool = by_type["kubernetes:karpenter.sh/v1:NodePool"]["inputs"]
+    assert pool["spec"]["template"]["spec"]["nodeClassRef"]["name"] == "batch"
+    pod = by_type["kubernetes:apps/v1:Deployment"]["inputs"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"]["karpenter.sh/nodepool"] == "batch"
+    assert {"key": "team", "operator": "Equal", "value": "batch", "effect": "NoSchedule"} in pod["tolerations"]
+    provider = by_type["pulumi:providers:kubernetes"]["inputs"]
+    assert provider["kubeconfig"] == "[secret]"  # the platform's kubeconfig output is secret
+
+
+@requires_upstream
+def test_example_objects_pass_the_crds() -> None:
+    from tests.support.crd_validator import validate_object
+
+    for type_, r in resources().items():
+        if type_.startswith("kubernetes:karpenter"):
+            manifest = {k: r["inputs"][k] for k in ("apiVersion", "kind", "metadata", "spec")}
+            assert validate_object(manifest) == [], type_
+
+
+def _copy(tmp_path: Path) -> Path:
+    target = tmp_path / "team-batch"
+    shutil.copytree(EXAMPLE, target)
+    return target
+
+
+def test_bad_team_config_is_one_clean_error(tmp_path: Path) -> None:
+    program = _copy(tmp_path)
+    stack_file = program / "stacks" / "Pulumi.dev.yaml"
+    body = yaml.safe_load(stack_file.read_text())
+    body["config"]["team-batch:nodePool"]["capacityTypes"] = ["spotty"]
+    body["config"]["team-batch:workload"]["replicas"] = 0
+    (program / "stacks" / "Pulumi.bad.yaml").write_text(yaml.safe_dump(body))
+    proc = plan(program, "bad", "tree")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "Traceback" not in proc.stderr
+    assert "stacks/Pulumi.bad.yaml: team-batch:nodePool.capacityTypes[0]: " in proc.stderr
+    assert "stacks/Pulumi.bad.yaml: team-batch:workload.replicas: " in proc.stderr
+
+
+def test_a_reference_to_an_unknown_stack_is_a_clean_error(tmp_path: Path) -> None:
+    program = _copy(tmp_path)
+    stack_file = program / "stacks" / "Pulumi.dev.yaml"
+    stack_file.write_text(stack_file.read_text().replace("organization/eks-karpenter/dev", "acme/other/dev"))
+    proc = plan(program, "dev", "tree")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "no offline outputs for stack reference 'acme/other/dev'" in proc.stderr
+
+
+def test_example_deploys_into_the_namespace_its_access_is_scoped_to() -> None:
+    proc = plan(EXAMPLE)
+    assert proc.returncode == 0, proc.stderr
+    body = json.loads(proc.stdout)
+    by_type = {r["type"]: r for r in body["resources"]}
+    platform = plan_stack("dev")
+    deployment = by_type["kubernetes:apps/v1:Deployment"]["inputs"]["metadata"]
+    assert deployment["namespace"] in platform.outputs["teamNamespaces"]["batch"]
+    created = {r.inputs["metadata"]["name"] for r in platform.by_type("kubernetes:core/v1:Namespace")}
+    assert deployment["namespace"] in created
+    # the team's pool and class are deleted within a bounded time (their finalizers wait for the drain)
+    for type_ in ("kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"):
+        assert by_type[type_]["options"]["customTimeouts"] == {"delete": "15m"}

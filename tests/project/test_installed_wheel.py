@@ -1,0 +1,148 @@
+"""The built wheel installed in a fresh venv outside the repository: it imports as `eks_karpenter` alone, and its
+`eks-karpenter` command plans the Pulumi template and the team-batch example from their own folders.
+
+The venv gets only the wheel (`--no-deps`); the dependencies come from the dev venv's site-packages as a plain
+PYTHONPATH entry, whose `.pth` files (the editable install of this checkout among them) are never processed."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.support import REPO
+from tests.support.wheel import copy_project, install_wheel
+
+TEMPLATE = REPO / "templates" / "eks-karpenter"
+PROJECT = "acme-platform"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    venv = tmp_path_factory.mktemp("consumer") / "venv"
+    return venv, install_wheel(venv)
+
+
+def fill_template(dest: Path, project: str = PROJECT, stack: str = "dev") -> dict[str, str]:
+    """What `pulumi new <url>/templates/eks-karpenter` does: copy, substitute ${PROJECT} and ${DESCRIPTION} in
+    every file, and write the prompted config (here: each prompt's default) into `Pulumi.<stack>.yaml` under the
+    project's namespace (keys without one) as flat strings."""
+    copy_project(TEMPLATE, dest)
+    for path in dest.rglob("*"):
+        if path.is_file():
+            text = path.read_text()
+            path.write_text(text.replace("${PROJECT}", project).replace("${DESCRIPTION}", "Our EKS platform"))
+    prompts = yaml.safe_load((dest / "Pulumi.yaml").read_text())["template"]["config"]
+    config = {(key if ":" in key else f"{project}:{key}"): str(prompt["default"]) for key, prompt in prompts.items()}
+    (dest / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
+    return config
+
+
+def plan(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+    proc = subprocess.run([*command, "--format", "json"], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    document: dict[str, Any] = json.loads(proc.stdout)
+    assert document["warnings"] == []
+    return document
+
+
+def names(document: dict[str, Any], type_: str) -> set[str]:
+    return {r["urn"].rsplit("::", 1)[1] for r in document["resources"] if r["type"] == type_}
+
+
+def test_the_template_is_a_pulumi_new_template() -> None:
+    project = yaml.safe_load((TEMPLATE / "Pulumi.yaml").read_text())
+    assert project["name"] == "${PROJECT}" and project["description"] == "${DESCRIPTION}"
+    assert project["runtime"] == {"name": "python", "options": {"toolchain": "pip", "virtualenv": "venv"}}
+    assert project["template"]["description"]
+    prompts = project["template"]["config"]
+    assert set(prompts) == {"aws:region", "clusterName"}
+    assert all(p["description"] and p["default"] for p in prompts.values())
+    assert re.search(r"^eks-karpenter==\d+\.\d+\.\d+$", (TEMPLATE / "requirements.txt").read_text(), re.M)
+    assert "venv/" in (TEMPLATE / ".gitignore").read_text()
+    main = (TEMPLATE / "__main__.py").read_text()
+    assert "from eks_karpenter import build_platform, read_stack_config" in main
+
+
+def test_the_wheel_alone_is_importable_outside_the_repo(installed: tuple[Path, dict[str, str]],
+                                                        tmp_path: Path) -> None:
+    venv, env = installed
+    probe = ("import importlib.util, json, eks_karpenter, pulumi; print(json.dumps({'file': eks_karpenter.__file__,"
+             " 'pulumi': pulumi.__file__, 'components': importlib.util.find_spec('components') is not None,"
+             " 'infra': importlib.util.find_spec('infra') is not None, 'api': sorted(eks_karpenter.__all__)}))")
+    proc = subprocess.run([str(venv / "bin" / "python"), "-c", probe], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert Path(found["file"]).is_relative_to(venv), found["file"]
+    assert not Path(found["pulumi"]).is_relative_to(REPO / "components")
+    assert found["components"] is False and found["infra"] is False
+    assert {"build_platform", "read_stack_config", "StackConfig", "plan_program"} <= set(found["api"])
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    assert not (site / "components").exists() and not (site / "infra").exists()
+    assert (venv / "bin" / "eks-karpenter").is_file()
+
+
+def _assert_platform(document: dict[str, Any]) -> None:
+    assert document["project"] == PROJECT and document["stack"] == "dev"
+    assert names(document, "eks:index:Cluster") == {"cluster-eks"}
+    assert names(document, "eks-karpenter:index:Karpenter") == {"karpenter"}
+    assert {"karpenter-crd", "karpenter-controller"} <= names(document, "kubernetes:helm.sh/v3:Release")
+    assert names(document, "kubernetes:karpenter.sh/v1:NodePool") == {"nodepool-default"}
+    assert names(document, "aws:ec2/vpc:Vpc") == {"network-vpc"}
+
+
+def test_the_installed_cli_plans_the_template_from_its_folder(installed: tuple[Path, dict[str, str]],
+                                                              tmp_path: Path) -> None:
+    venv, env = installed
+    project = tmp_path / "platform"
+    config = fill_template(project)
+    document = plan([str(venv / "bin" / "eks-karpenter"), "plan", "--stack", "dev"], project, env)
+    _assert_platform(document)
+    assert document["outputs"]["clusterName"] == config[f"{PROJECT}:clusterName"]
+    region = config["aws:region"]
+    assert names(document, "aws:ec2/subnet:Subnet") == {f"network-{kind}-{region}{z}" for kind in ("private", "public")
+                                                        for z in "abc"}
+
+
+def test_python_m_eks_karpenter_cli_plans_the_template(tmp_path: Path) -> None:
+    project = tmp_path / "platform"
+    fill_template(project)
+    _assert_platform(plan([sys.executable, "-m", "eks_karpenter.tools.cli", "plan", "--stack", "dev"], project))
+
+
+def _team_batch(document: dict[str, Any]) -> None:
+    assert document["project"] == "team-batch"
+    assert names(document, "kubernetes:karpenter.sh/v1:NodePool") == {"batch-pool"}
+    assert names(document, "kubernetes:apps/v1:Deployment") == {"report-builder"}
+
+
+def test_the_installed_cli_plans_team_batch_with_the_platform(installed: tuple[Path, dict[str, str]],
+                                                              tmp_path: Path) -> None:
+    venv, env = installed
+    project = copy_project(REPO / "examples" / "team-batch", tmp_path / "team-batch")
+    document = plan([str(venv / "bin" / "eks-karpenter"), "plan", "--stack", "dev", "--platform", str(REPO)],
+                    project, env)
+    _team_batch(document)
+
+
+def test_the_installed_cli_plans_team_batch_with_an_outputs_file(installed: tuple[Path, dict[str, str]],
+                                                                 tmp_path: Path) -> None:
+    venv, env = installed
+    project = copy_project(REPO / "examples" / "team-batch", tmp_path / "team-batch")
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"organization/eks-karpenter/dev": {
+        "kubeconfig": "{\"apiVersion\": \"v1\", \"kind\": \"Config\"}", "clusterName": "from-file",
+        "nodeRoleName": "from-file-node-role"}}))
+    document = plan([str(venv / "bin" / "eks-karpenter"), "plan", "--stack", "dev", "--stack-outputs",
+                     str(outputs)], project, env)
+    _team_batch(document)
+    [node_class] = [r for r in document["resources"] if r["type"] == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]
+    assert node_class["inputs"]["spec"]["role"] == "from-file-node-role"

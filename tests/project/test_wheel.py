@@ -1,0 +1,125 @@
+"""The wheel holds one import name, `eks_karpenter` (with its catalogue), and imports nothing undeclared."""
+
+from __future__ import annotations
+
+import ast
+import pickle
+import re
+import subprocess
+import sys
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+
+from tests.support import REPO
+from tests.support.wheel import built_wheel
+
+SOURCE = REPO / "components" / "eks_karpenter"
+# Declared dependencies (distribution -> import name) and the optional extras' (imported inside functions only).
+DEPENDENCIES = {"pulumi": "pulumi", "pulumi-aws": "pulumi_aws", "pulumi-kubernetes": "pulumi_kubernetes",
+                "pulumi-eks": "pulumi_eks", "pydantic": "pydantic", "pyyaml": "yaml"}
+EXTRAS = {"live": {"boto3": {"boto3", "botocore"}}, "smoke": {"kubernetes": {"kubernetes"}}}
+NEVER = {"components", "infra", "tests"}
+
+
+@pytest.fixture(scope="module")
+def wheel() -> zipfile.ZipFile:
+    return zipfile.ZipFile(built_wheel())
+
+
+def _metadata(wheel: zipfile.ZipFile) -> tuple[str, str]:
+    [dist_info] = {n.split("/")[0] for n in wheel.namelist() if n.split("/")[0].endswith(".dist-info")}
+    return dist_info, wheel.read(f"{dist_info}/METADATA").decode()
+
+
+def test_only_eks_karpenter_and_its_dist_info(wheel: zipfile.ZipFile) -> None:
+    dist_info, _ = _metadata(wheel)
+    assert re.fullmatch(r"eks_karpenter-[0-9][^/]*\.dist-info", dist_info)
+    tops = {name.split("/")[0] for name in wheel.namelist()}
+    assert tops == {"eks_karpenter", dist_info}, tops
+    assert not tops & NEVER
+    assert not [n for n in wheel.namelist() if n.endswith((".pyc", ".pyo")) or "__pycache__" in n]
+
+
+def test_every_source_file_and_the_catalogue_are_inside(wheel: zipfile.ZipFile) -> None:
+    names = set(wheel.namelist())
+    assert "eks_karpenter/catalogue/instance_types.py" in names
+    assert "eks_karpenter/__init__.py" in names and "eks_karpenter/tools/cli.py" in names
+    source = {f"eks_karpenter/{p.relative_to(SOURCE).as_posix()}" for p in SOURCE.rglob("*")
+              if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")}
+    assert source - names == set(), "source files missing from the wheel"
+    assert {n for n in names if n.startswith("eks_karpenter/")} - source == set(), "files not in the source"
+
+
+def test_under_two_megabytes() -> None:
+    assert built_wheel().stat().st_size < 2 * 1024 * 1024
+
+
+def test_the_console_script_and_declared_dependencies(wheel: zipfile.ZipFile) -> None:
+    dist_info, metadata = _metadata(wheel)
+    entry_points = wheel.read(f"{dist_info}/entry_points.txt").decode()
+    assert re.search(r"^eks-karpenter = eks_karpenter\.tools\.cli:main$", entry_points, re.M)
+    requires = Parser().parsestr(metadata).get_all("Requires-Dist") or []
+    plain = {re.split(r"[ <>=!~;\[]", r, maxsplit=1)[0].lower() for r in requires if "extra ==" not in r}
+    assert plain == set(DEPENDENCIES), "a new dependency: add its import name to DEPENDENCIES"
+    for extra, dists in EXTRAS.items():
+        declared = {re.split(r"[ <>=!~;\[]", r, maxsplit=1)[0].lower() for r in requires
+                    if re.search(rf"extra == ['\"]{extra}['\"]", r)}
+        assert set(dists) <= declared, (extra, declared)
+
+
+def _imports(tree: ast.Module) -> list[tuple[str, bool, int]]:
+    """(top-level name, inside a function, line) of every absolute import."""
+    found: list[tuple[str, bool, int]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            nested = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            if isinstance(child, ast.Import):
+                found.extend((alias.name.split(".")[0], in_function, child.lineno) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.level == 0 and child.module:
+                found.append((child.module.split(".")[0], in_function, child.lineno))
+            visit(child, nested)
+
+    visit(tree, False)
+    return found
+
+
+def _modules(wheel: zipfile.ZipFile) -> dict[str, ast.Module]:
+    try:
+        return {name: ast.parse(wheel.read(name), filename=name) for name in wheel.namelist() if name.endswith(".py")}
+    except SystemError:  # CPython 3.11's "AST constructor recursion depth mismatch": parse in a fresh process
+        code = ("import ast, pickle, sys, zipfile; w = zipfile.ZipFile(sys.argv[1]); sys.stdout.buffer.write("
+                "pickle.dumps({n: ast.parse(w.read(n), filename=n) for n in w.namelist() if n.endswith('.py')}))")
+        done = subprocess.run([sys.executable, "-c", code, str(wheel.filename)], capture_output=True, check=True)
+        modules: dict[str, ast.Module] = pickle.loads(done.stdout)  # our own child's output
+        return modules
+
+
+def test_imports_only_the_stdlib_itself_and_declared_dependencies(wheel: zipfile.ZipFile) -> None:
+    top_level = set(sys.stdlib_module_names) | {"eks_karpenter", *DEPENDENCIES.values()}
+    optional = {name for dists in EXTRAS.values() for names in dists.values() for name in names}
+    problems = []
+    modules = _modules(wheel)
+    assert len(modules) > 50
+    for name, tree in modules.items():
+        for module, in_function, line in _imports(tree):
+            allowed = top_level | optional if in_function else top_level
+            if module in NEVER or module not in allowed:
+                problems.append(f"{name}:{line}: imports {module}" + ("" if in_function else " at module level"))
+    assert problems == []
+
+
+def test_the_import_check_catches_what_it_should() -> None:
+    bad = ast.parse("import boto3\nfrom infra import x\n"
+                    "def f():\n    import kubernetes\n    from components import y\n")
+    assert _imports(bad) == [("boto3", False, 1), ("infra", False, 2), ("kubernetes", True, 4),
+                             ("components", True, 5)]
+
+
+def test_pyproject_packs_only_the_library() -> None:
+    text = (REPO / "pyproject.toml").read_text()
+    assert 'packages = ["components/eks_karpenter"]' in text
+    assert Path(SOURCE / "__init__.py").is_file()

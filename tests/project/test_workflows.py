@@ -1,0 +1,277 @@
+"""The GitHub workflows stay true to this repository: real stacks, real `python -m infra` commands, the README's
+set-up and test commands, and the pulumi/actions inputs a DIY backend needs."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+import pytest
+import yaml
+from eks_karpenter.tools.cli import _parser
+
+from tests.support import FETCH_UPSTREAM, NO_SKIPS, REPO, STACKS, UPSTREAM_CACHE, UPSTREAM_LOCK
+
+WORKFLOWS = REPO / ".github" / "workflows"
+FILES = ("pr.yml", "deploy.yml")
+EXPRESSION = re.compile(r"\$\{\{\s*([^}]*?)\s*\}\}")
+INFRA = re.compile(r"python -m infra\b(?P<args>[^\n;&|>]*)")
+
+
+def load(name: str) -> dict[str, Any]:
+    body = yaml.safe_load((WORKFLOWS / name).read_text())
+    assert isinstance(body, dict), name
+    return body
+
+
+def jobs(name: str) -> dict[str, dict[str, Any]]:
+    return load(name)["jobs"]
+
+
+def matrix_stacks(job: dict[str, Any]) -> list[str]:
+    return list(job.get("strategy", {}).get("matrix", {}).get("stack", []))
+
+
+def expand(text: str, job: dict[str, Any], env: dict[str, str] | None = None) -> list[str]:
+    """`text` once per matrix stack, with `${{ matrix.stack }}` filled in (other expressions become `X`), and the
+    step's `env` variables (`${NAME}`) replaced by their values for that stack."""
+    out = []
+    for stack in matrix_stacks(job) or [""]:
+        def fill(value: str, stack: str = stack) -> str:
+            return EXPRESSION.sub(lambda m: stack if m.group(1) == "matrix.stack" else "X", value)
+
+        filled = fill(text)
+        for name, value in (env or {}).items():
+            filled = filled.replace("${" + name + "}", fill(str(value)))
+        out.append(filled)
+    return out
+
+
+def steps(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(job.get("steps", []))
+
+
+def pulumi_steps(name: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    return [(job_id, job, step) for job_id, job in jobs(name).items() for step in steps(job)
+            if str(step.get("uses", "")).startswith("pulumi/actions@")]
+
+
+def cloud_job(job: dict[str, Any]) -> bool:
+    """A job that assumes an AWS role (and so may reach a cluster)."""
+    return any(str(s.get("uses", "")).startswith("aws-actions/configure-aws-credentials@") for s in steps(job))
+
+
+def job_stacks(job: dict[str, Any]) -> list[str]:
+    """The stacks a job works on: its matrix, or the stack-name of its pulumi step."""
+    named = matrix_stacks(job)
+    for step in steps(job):
+        if str(step.get("uses", "")).startswith("pulumi/actions@") and not named:
+            named = expand(step["with"]["stack-name"], job)
+    return named
+
+
+def readme_commands() -> tuple[str, str]:
+    """The README's set-up (without its trailing plan) and test commands."""
+    blocks = re.findall(r"```bash\n(.*?)\n```", (REPO / "README.md").read_text(), re.S)
+    setup = blocks[0].split(" && .venv/bin/python -m infra plan")[0]
+    return setup, blocks[1]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_workflow_parses(name: str) -> None:
+    body = load(name)
+    triggers = body.get("on", body.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert triggers and body["jobs"]
+    for job_id, job in body["jobs"].items():
+        assert steps(job), job_id
+        if not cloud_job(job):  # PR code without cloud access stays on GitHub-hosted runners
+            assert job.get("runs-on") == "ubuntu-latest", job_id
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_named_stack_exists(name: str) -> None:
+    named: set[str] = set()
+    for job in jobs(name).values():
+        named |= set(matrix_stacks(job))
+        for step in steps(job):
+            stack = step.get("with", {}).get("stack-name")
+            if stack:
+                named |= set(expand(stack, job))
+            for run in expand(step.get("run", ""), job, step.get("env")):
+                named |= set(re.findall(r"--stack\s+\"?([A-Za-z0-9_.-]+)", run))
+    named.discard("")
+    assert named, f"{name} names no stack"
+    assert named <= set(STACKS), f"{name} names stacks that are not in stacks/: {sorted(named - set(STACKS))}"
+
+
+def test_pr_diffs_every_stack() -> None:
+    assert set(matrix_stacks(jobs("pr.yml")["plan-diff"])) == set(STACKS)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_infra_commands_are_real_subcommands(name: str) -> None:
+    commands = set()
+    for job in jobs(name).values():
+        for step in steps(job):
+            for run in expand(step.get("run", ""), job, step.get("env")):
+                for match in INFRA.finditer(run):
+                    parsed = _parser().parse_args(shlex.split(match["args"]))  # SystemExit (a failure) if invalid
+                    commands.add(parsed.command)
+                    if getattr(parsed, "stack", None):
+                        assert parsed.stack in STACKS, run
+    if name == "pr.yml":
+        assert commands == {"diff"}
+
+
+def test_pr_diff_uses_the_base_branch_with_full_history() -> None:
+    job = jobs("pr.yml")["plan-diff"]
+    checkout = next(s for s in steps(job) if str(s.get("uses", "")).startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == 0
+    run = next(s for s in steps(job) if "python -m infra diff" in s.get("run", ""))
+    assert '--base "origin/${BASE_REF}"' in run["run"] and run["env"]["BASE_REF"] == "${{ github.base_ref }}"
+    assert "--stack" in run["run"] and run["env"]["STACK"] == "${{ matrix.stack }}"
+    comment = next(s for s in steps(job) if str(s.get("uses", "")).startswith("actions/github-script@"))
+    assert "head.repo.full_name == github.repository" in comment["if"]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_set_up_and_checks_are_the_readme_commands(name: str) -> None:
+    setup, checks = readme_commands()
+    for job_id, job in jobs(name).items():
+        python = [s for s in steps(job) if str(s.get("uses", "")).startswith("actions/setup-python@")]
+        assert python and str(python[0]["with"]["python-version"]) == "3.11", job_id
+        runs = [s.get("run", "").strip() for s in steps(job)]
+        assert setup in runs, f"{name}:{job_id} does not set up as the README does"
+    assert checks in [s.get("run", "").strip() for s in steps(jobs(name)["checks"])]
+
+
+def test_preview_needs_a_backend_and_uses_pulumi_actions() -> None:
+    found = pulumi_steps("pr.yml")
+    assert found
+    for job_id, job, step in found:
+        assert "vars.PULUMI_BACKEND_URL != ''" in job["if"], job_id
+        assert job["permissions"]["id-token"] == "write"
+        assert str(step["uses"]) == "pulumi/actions@v7"
+        inputs = step["with"]
+        assert inputs["command"] == "preview"
+        assert inputs["comment-on-pr"] is True and inputs["diff"] is True
+        assert inputs["cloud-url"] == "${{ vars.PULUMI_BACKEND_URL }}"
+        assert inputs["policyPacks"] == "policy" and (REPO / inputs["policyPacks"] / "PulumiPolicy.yaml").is_file()
+        assert inputs["stack-name"]
+        assert any(str(s.get("uses", "")).startswith("aws-actions/configure-aws-credentials@") for s in steps(job))
+
+
+def test_deploy_runs_up_per_stack_serialised_per_stack() -> None:
+    found = pulumi_steps("deploy.yml")
+    stacks = set()
+    for job_id, job, step in found:
+        inputs = step["with"]
+        assert str(step["uses"]) == "pulumi/actions@v7" and inputs["command"] == "up", job_id
+        assert inputs["cloud-url"] == "${{ vars.PULUMI_BACKEND_URL }}" and inputs["policyPacks"] == "policy"
+        (stack,) = expand(inputs["stack-name"], job)
+        stacks.add(stack)
+        assert job["concurrency"]["group"] == f"pulumi-{stack}", job_id
+        assert job["concurrency"]["cancel-in-progress"] is False, "a cancelled `up` leaves a lock behind"
+        assert "vars.PULUMI_BACKEND_URL != ''" in job["if"]
+        assert "checks" in _needs_closure("deploy.yml", job_id)
+    assert stacks == set(STACKS)
+
+
+def test_prod_waits_for_dev_and_an_approval() -> None:
+    ((job_id, job),) = [(j, job) for j, job, step in pulumi_steps("deploy.yml") if step["with"]["stack-name"] == "prod"]
+    assert job["environment"] == "production"
+    dev_job = next(j for j, _, s in pulumi_steps("deploy.yml") if s["with"]["stack-name"] == "dev")
+    assert dev_job in _needs_closure("deploy.yml", job_id)
+    assert load("deploy.yml").get("on", load("deploy.yml").get(True)) == {"push": {"branches": ["main"]}}
+
+
+def _needs_closure(name: str, job_id: str) -> set[str]:
+    all_jobs, seen, todo = jobs(name), set(), [job_id]
+    while todo:
+        needs = all_jobs[todo.pop()].get("needs", [])
+        for need in [needs] if isinstance(needs, str) else needs:
+            if need not in seen:
+                seen.add(need)
+                todo.append(need)
+    return seen
+
+
+
+def test_ci_script_runs_the_readme_commands_verbatim() -> None:
+    setup, test = readme_commands()
+    script = (REPO / ".ci" / "run").read_text().splitlines()
+    assert setup in script
+    assert test in script
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_tests_run_after_fetching_upstream_files_and_may_not_skip_them(name: str) -> None:
+    _, checks = readme_commands()
+    runners = [(job_id, job) for job_id, job in jobs(name).items()
+               if checks in [s.get("run", "").strip() for s in steps(job)]]
+    assert runners, f"{name} never runs the README's test command"
+    for job_id, job in runners:
+        order = steps(job)
+        runs = [s.get("run", "").strip() for s in order]
+        test_at, fetch_at = runs.index(checks), runs.index(FETCH_UPSTREAM)  # ValueError (a failure) if absent
+        setup_at = runs.index(readme_commands()[0])
+        assert setup_at < fetch_at < test_at, f"{name}:{job_id}: set up, fetch upstream files, then test"
+        assert order[test_at].get("env", {}).get(NO_SKIPS) == "1", f"{name}:{job_id}: upstream skips must fail here"
+        (cache_at,) = [i for i, s in enumerate(order) if str(s.get("uses", "")).startswith("actions/cache@")]
+        cache = order[cache_at]["with"]
+        assert cache_at < fetch_at, f"{name}:{job_id}: restore the cache before fetching"
+        assert cache["path"] == str(UPSTREAM_CACHE.relative_to(REPO))
+        lock = str(UPSTREAM_LOCK.relative_to(REPO))
+        assert f"hashFiles('{lock}')" in cache["key"], "a new lock file must not reuse an old cache"
+
+
+def test_the_readme_names_the_fetch_command() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert f"`{FETCH_UPSTREAM}`" in readme
+    assert NO_SKIPS in readme
+
+# --- AWS access and runners (issue 10, item 11) ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", FILES)
+def test_aws_access_is_oidc_only(name: str) -> None:
+    text = (WORKFLOWS / name).read_text()
+    for key in ("aws-access-key-id", "aws-secret-access-key", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        assert key not in text, f"{name}: long-lived AWS keys ({key})"
+    found = 0
+    for job_id, job in jobs(name).items():
+        for step in steps(job):
+            if str(step.get("uses", "")).startswith("aws-actions/configure-aws-credentials@"):
+                found += 1
+                assert job["permissions"]["id-token"] == "write", job_id
+                assert re.fullmatch(r"\$\{\{ vars\.AWS_[A-Z_]+_ROLE_ARN \}\}", step["with"]["role-to-assume"])
+                assert "aws-region" in step["with"]
+    assert found
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_jobs_that_reach_a_cluster_run_on_the_runner_a_repository_variable_names(name: str) -> None:
+    cloud = {job_id: job for job_id, job in jobs(name).items() if cloud_job(job)}
+    assert cloud
+    for job_id, job in cloud.items():
+        runs_on = str(job["runs-on"])
+        assert runs_on.startswith("${{ ") and runs_on.endswith(" || vars.PULUMI_RUNNER || 'ubuntu-latest' }}"), job_id
+        stacks = job_stacks(job)
+        assert stacks, job_id
+        for stack in stacks:
+            var = f"vars.PULUMI_RUNNER_{stack.upper()}"
+            assert var in runs_on, f"{name}:{job_id} has no runner variable for {stack}"
+            if matrix_stacks(job):
+                assert f"matrix.stack == '{stack}' && {var}" in runs_on, job_id
+
+
+def test_fork_code_never_reaches_a_self_hosted_runner() -> None:
+    for job_id, job in jobs("pr.yml").items():
+        if str(job.get("runs-on")) != "ubuntu-latest":
+            assert "head.repo.full_name == github.repository" in job["if"], job_id
+
+
+def test_readme_documents_the_runner_variables() -> None:
+    readme = (REPO / "README.md").read_text()
+    for var in ("PULUMI_RUNNER", "PULUMI_RUNNER_PROD", "AWS_DEPLOY_ROLE_ARN", "AWS_PREVIEW_ROLE_ARN"):
+        assert f"`{var}`" in readme, var
