@@ -75,7 +75,7 @@ access = Access("access", {
     "clusterName": "dev", "region": "eu-west-1",
     "config": AccessConfig.model_validate(
         {"clusterAdmins": ["arn:aws:iam::123456789012:role/platform-admin"]}),
-    "configPath": ("eks-karpenter:access",), "source": "stacks/Pulumi.dev.yaml", "clusterCreatedHere": True,
+    "configPath": ("eks-karpenter:access",), "source": "stacks/Pulumi.dev.yaml",
     "tags": {},
 }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider}))
 ''',

@@ -11,9 +11,9 @@ import pytest
 from eks_karpenter.config.errors import ConfigError, render_path
 from eks_karpenter.platform.access import AccessConfig, access_entries, validate_access
 from eks_karpenter.platform.access.plan import caller_role_arn, parse_principal
-from eks_karpenter.tools.engine import PlanDocument, plan_program, run_plan
+from eks_karpenter.tools.engine import PlanDocument
 
-from tests.support import REPO, plan_config, plan_stack, stack_config
+from tests.support import plan_config, plan_stack, stack_config
 
 ENTRY = "aws:eks/accessEntry:AccessEntry"
 ASSOC = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
@@ -31,7 +31,7 @@ def association_of(doc: PlanDocument, entry_urn: str) -> dict[str, Any]:
     return assoc.inputs
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", ["prod"])
 def test_stacks_declare_cluster_admins_with_cluster_scope(stack: str) -> None:
     doc = plan_stack(stack)
     admins = stack_config(stack)["eks-karpenter:access"]["clusterAdmins"]
@@ -51,7 +51,7 @@ def assoc_name(doc: PlanDocument, entry_urn: str) -> str:
 
 def test_sso_role_arn_is_kept_with_its_path() -> None:
     # Access entries accept role ARNs with a path (aws-auth did not): the IAM Identity Center role's ARN is
-    # given as IAM shows it.
+    # given as IAM shows it (dev's laptop deployer).
     assert SSO in standard_entries(plan_stack("dev"))
 
 
@@ -73,12 +73,13 @@ def test_team_is_scoped_to_its_namespaces_and_may_manage_pools() -> None:
     assert doc.outputs["teamNamespaces"] == {"batch": ["batch"]}
 
 
-def test_no_access_config_registers_no_entries(tmp_path: Path) -> None:
+def test_deployers_alone_register_no_other_entries(tmp_path: Path) -> None:
     config = stack_config("dev")
-    del config["eks-karpenter:access"]
+    config["eks-karpenter:access"] = {"deployers": config["eks-karpenter:access"]["deployers"]}
     result = plan_config(config, tmp_path)
     assert result.error is None, result.error
-    assert standard_entries(result.document) == {}
+    assert {r.name for r in standard_entries(result.document).values()} == {
+        "cluster-deployer-laptop", "cluster-deployer-ci", "cluster-deployer-preview"}
     assert result.document.by_type("kubernetes:core/v1:Namespace") == []
 
 
@@ -148,26 +149,6 @@ def test_helpers() -> None:
                                             "principalArns": ["arn:aws:iam::123456789012:role/x"]}]}))]
     assert keys == ["admin-123456789012-role-awsreservedsso_platformadmin_0123456789abcdef",
                     "team-t-123456789012-role-x"]
-
-
-# --- the cluster creator already has an entry ---------------------------------------------------------------------
-
-def test_listing_the_creating_identity_fails_the_plan_naming_the_key() -> None:
-    caller = {"aws:index/getCallerIdentity:getCallerIdentity": {
-        "accountId": "123456789012", "userId": "AROA:ci",
-        "arn": "arn:aws:sts::123456789012:assumed-role/team-batch-deploy/ci-run-1"}}
-    result = run_plan(REPO, "dev", invoke_results=caller)
-    assert isinstance(result.error, ConfigError)
-    text = str(result.error)
-    assert "stacks/Pulumi.dev.yaml: eks-karpenter:access.teams[0].principalArns[0]" in text
-    assert "bootstrap creator entry" in text
-    assert standard_entries(result.document) == {}
-
-
-def test_adopted_cluster_does_not_check_the_creator() -> None:
-    override = {"eks-karpenter:access": json.dumps({"clusterAdmins": ["arn:aws:iam::123456789012:user/plan"]})}
-    doc = plan_program(REPO, "brownfield", config_overrides=override)
-    assert "arn:aws:iam::123456789012:user/plan" in standard_entries(doc)
 
 
 # --- the Kubernetes provider's credentials --------------------------------------------------------------------

@@ -18,9 +18,10 @@ from eks_karpenter.arns import allowed_accounts, region_issues
 from eks_karpenter.config.errors import ConfigError, Issue, Path, issues_from_validation_error
 from eks_karpenter.config.model import Model, aliases, build_validators, empty_dict
 from eks_karpenter.config.stackfile import provider_config_keys, suggest
-from eks_karpenter.platform.access.config import AccessConfig
-from eks_karpenter.platform.access.rules import validate_access
-from eks_karpenter.platform.cluster.config import ClusterConfig, ClusterName
+from eks_karpenter.platform.access.config import AccessConfig, Arn
+from eks_karpenter.platform.access.plan import aws_provider_identity
+from eks_karpenter.platform.access.rules import provider_identity_issues, validate_access, with_provider_identity
+from eks_karpenter.platform.cluster.config import Cidr, ClusterConfig, ClusterName
 from eks_karpenter.platform.cluster.rules import (
     validate_cluster,
     validate_cluster_environment,
@@ -64,6 +65,14 @@ class StackConfig(Model):
     """`eks-karpenter:clusterName`: shortcut for `cluster.name` as one plain string (what `pulumi new` prompts
     write): fills `cluster.name` when the `cluster` section is absent or has no name; refused when both are given
     and differ."""
+    deployer_arn: Arn | None = None
+    """`eks-karpenter:deployerArn`: shortcut (what `pulumi new` prompts write) for `access.deployers` with one
+    deployer `laptop`, the IAM role or user that runs `pulumi up`; ignored when `access.deployers` is given and
+    lists it, refused when it does not."""
+    deployer_cidr: Cidr | None = None
+    """`eks-karpenter:deployerCidr`: shortcut for a public endpoint open to this CIDR (`endpointPublicAccess:
+    true`, `publicAccessCidrs: [<cidr>]`), so that a laptop `pulumi up` reaches the API server; refused when the
+    `cluster` section sets either key itself. `0.0.0.0/0` works, with a warning."""
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     """`eks-karpenter:network`: the VPC (created, or adopted with `vpcId`). Default: a new VPC, 10.0.0.0/16 over
     three zones of the region (see `availabilityZones`)."""
@@ -81,8 +90,9 @@ class StackConfig(Model):
     """`eks-karpenter:nodeTerminationHandler`: AWS Node Termination Handler for spot nodes Karpenter does not
     manage (CAS-era spot node groups, self-managed Auto Scaling groups)."""
     access: AccessConfig = Field(default_factory=AccessConfig)
-    """`eks-karpenter:access`: who can reach the cluster (admins, namespace-scoped teams) and how this
-    program's Kubernetes provider authenticates. Default: only the cluster's creator (EKS's bootstrap entry)."""
+    """`eks-karpenter:access`: who can reach the cluster (the deployers, admins, namespace-scoped teams) and how
+    this program's Kubernetes provider authenticates. A created cluster needs `deployers`: its creator gets no
+    implicit entry."""
     tags: dict[TagKey, TagValue] = Field(default_factory=empty_dict)
     """`eks-karpenter:tags`: tags on every AWS resource, for cost allocation."""
     protect: bool = False
@@ -177,12 +187,13 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     issues += account_problems
     parsed: dict[str, Any] = {"region": region if not region_problems else "us-east-1"}
     issues += _apply_cluster_name(config, raw, project, parsed, failed)
+    issues += _apply_deployer_shortcuts(config, raw, project, parsed, failed)
     fields = StackConfig.__pydantic_fields__
     # Only the sections the file gives are validated (`_section_adapter`); one it leaves out takes its model's
     # defaults, which need no validator (`Model.defaults`).
     for name, field in fields.items():
         alias = field.alias or name
-        if name in ("region", "cluster_name") or name in failed or (alias not in raw and not field.is_required()):
+        if name in ("region", *_SHORTCUTS) or name in failed or (alias not in raw and not field.is_required()):
             continue
         if alias not in raw:
             hint = f" (or give just the name with {_key('clusterName', project)})" if name == "cluster" else ""
@@ -203,6 +214,12 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
         zones = default_availability_zones(parsed["region"])
         if not network.adopting and network.availability_zones is None and zones is not None:
             parsed["network"] = network.model_copy(update={"availability_zones": zones})
+    if "access" not in failed and "cluster" not in failed:
+        # Both providers act as one identity: the Kubernetes token follows aws:profile / aws:assumeRoles.
+        identity = aws_provider_identity(config)
+        issues += provider_identity_issues(parsed["access"], identity, (_key("access", project),),
+                                           cluster_created=not parsed["cluster"].existing)
+        parsed["access"] = with_provider_identity(parsed["access"], identity)
     cfg = StackConfig.model_construct(**parsed)
     issues += validate_stack(cfg, project, failed=frozenset(failed), accounts=accounts, today=today)
     if issues:
@@ -245,6 +262,50 @@ def _apply_cluster_name(config: Mapping[str, str], raw: dict[str, Any], project:
         return [Issue((key,), f"disagrees with {project}:cluster name ({section['name']!r}): give the name once",
                       name)]
     return []
+
+
+_SHORTCUTS = ("cluster_name", "deployer_arn", "deployer_cidr")
+"""Plain-string keys that fill a section (what `pulumi new` prompts write), read before the sections."""
+
+
+def _apply_deployer_shortcuts(config: Mapping[str, str], raw: dict[str, Any], project: str,
+                              parsed: dict[str, Any], failed: set[str]) -> list[Issue]:
+    """`<project>:deployerArn` into `access.deployers` and `<project>:deployerCidr` into the cluster's public
+    endpoint settings, unless the sections say otherwise (then the shortcut must agree)."""
+    issues: list[Issue] = []
+    for name, alias in (("deployer_arn", "deployerArn"), ("deployer_cidr", "deployerCidr")):
+        key = f"{project}:{alias}"
+        text = config.get(key)
+        raw.pop(alias, None)
+        if text is None:
+            continue
+        try:
+            parsed[name] = _section_adapter(name).validate_python(text)
+        except ValidationError as err:
+            failed.add(name)
+            issues += issues_from_validation_error(err, (key,))
+            continue
+        value = parsed[name]
+        if name == "deployer_arn":
+            access = raw.setdefault("access", {})
+            if not isinstance(access, dict):
+                continue
+            listed = access.get("deployers")
+            if listed is None:
+                access["deployers"] = [{"name": "laptop", "principalArn": value}]
+            elif not any(isinstance(d, dict) and d.get("principalArn") == value for d in listed):
+                issues.append(Issue((key,), f"is not among {project}:access deployers: list it there (or drop "
+                                    "this key)", value))
+        else:
+            cluster = raw.get("cluster")
+            if not isinstance(cluster, dict):
+                continue
+            if "endpointPublicAccess" in cluster or "publicAccessCidrs" in cluster:
+                issues.append(Issue((key,), f"{project}:cluster sets the public endpoint itself: give it once",
+                                    value))
+            else:
+                cluster.update({"endpointPublicAccess": True, "publicAccessCidrs": [value]})
+    return issues
 
 
 def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[str] = frozenset(),
@@ -294,6 +355,12 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
             at_pools=at("nodePools"), at_classes=at("nodeClasses"))
     if ok("access"):
         issues += validate_access(cfg.access, at("access"), cfg.region)
+    if ok("access", "cluster") and not cfg.cluster.existing and not cfg.access.deployers:
+        issues.append(Issue(at("access") + ("deployers",), "required for a cluster this stack creates: EKS gives its "
+                            "creator no access entry here (bootstrapClusterCreatorAdminPermissions is off), so "
+                            "list every identity that runs `pulumi up` or `pulumi preview` (your SSO role for a "
+                            "laptop, the CI deploy role, the PR preview role; docs/deploy.md)", None,
+                            has_value=False))
     if ok("access", "karpenter", "node_termination_handler"):
         platform = {cfg.karpenter.namespace: "karpenter.namespace"}
         if cfg.node_termination_handler.enabled:

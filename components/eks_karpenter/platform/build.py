@@ -20,7 +20,7 @@ from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.component import lookup_existing_cluster
-from eks_karpenter.platform.cluster.rules import version_warnings
+from eks_karpenter.platform.cluster.rules import endpoint_warnings, version_warnings
 from eks_karpenter.platform.iam import KarpenterIam, NodeRole, iam_name
 from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
@@ -47,7 +47,7 @@ def today() -> date:
 def build_platform(cfg: StackConfig) -> None:
     """Register the platform for one validated stack config and export its outputs."""
     name = cfg.cluster.name
-    for warning in [*version_warnings(cfg.cluster, today()),
+    for warning in [*version_warnings(cfg.cluster, today()), *endpoint_warnings(cfg.cluster),
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect)]:
         pulumi.log.warn(warning)
     stack_tags = tags.base_tags(name, cfg.tags)
@@ -76,15 +76,15 @@ def build_platform(cfg: StackConfig) -> None:
         "config": cfg.cluster, "region": cfg.region, "vpcId": network.vpc_id, "privateSubnetIds": private_subnets,
         "tags": stack_tags, "awsAuthRoleArns": [node_role.role_arn],
         "lookupOidcProvider": kcfg.identity == "irsa", "deletionProtection": cfg.protect,
-        "providerCredentials": cfg.access.provider_credentials, "source": source,
+        "providerCredentials": cfg.access.provider_credentials, "deployers": cfg.access.deployers,
+        "adminsComponent": "access", "source": source,
         "configPath": (f"{project}:cluster",), "existingCluster": existing,
     }, opts=stateful)
 
     # People, CI roles and consumer stacks' deploy roles: access entries with access-policy associations.
     access = Access("access", {
         "clusterName": name, "region": cfg.region, "config": cfg.access, "configPath": (f"{project}:access",),
-        "source": source, "clusterCreatedHere": not cfg.cluster.existing,
-        "tags": stack_tags,
+        "source": source, "tags": stack_tags,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider})) \
         if cfg.access.cluster_admins or cfg.access.teams else None
 

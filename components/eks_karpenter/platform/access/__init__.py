@@ -1,9 +1,17 @@
 """Cluster access: EKS access entries for admins and namespace-scoped teams, and the provider's credentials."""
 
-from eks_karpenter.platform.access.component import Access, AccessArgs, creator_conflicts
-from eks_karpenter.platform.access.config import AccessConfig, ProviderCredentials, Team
-from eks_karpenter.platform.access.plan import POLICIES, access_entries, parse_principal, policy_arn
-from eks_karpenter.platform.access.rules import validate_access
+from eks_karpenter.platform.access.component import Access, AccessArgs
+from eks_karpenter.platform.access.config import AccessConfig, Deployer, ProviderCredentials, Team
+from eks_karpenter.platform.access.plan import (
+    POLICIES,
+    access_entries,
+    aws_provider_identity,
+    deployer_entries,
+    parse_principal,
+    policy_arn,
+)
+from eks_karpenter.platform.access.rules import provider_identity_issues, validate_access
 
-__all__ = ["POLICIES", "Access", "AccessArgs", "AccessConfig", "ProviderCredentials", "Team", "access_entries",
-           "creator_conflicts", "parse_principal", "policy_arn", "validate_access"]
+__all__ = ["POLICIES", "Access", "AccessArgs", "AccessConfig", "Deployer", "ProviderCredentials", "Team",
+           "access_entries", "aws_provider_identity", "deployer_entries", "parse_principal", "policy_arn",
+           "provider_identity_issues", "validate_access"]

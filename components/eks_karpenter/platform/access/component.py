@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TypedDict
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from eks_karpenter.config.errors import ConfigError, Issue, Path
+from eks_karpenter.config.errors import Path
 from eks_karpenter.platform.access.config import AccessConfig
 from eks_karpenter.platform.access.plan import (
     access_entries,
-    caller_role_arn,
-    parse_principal,
     policy_arn,
     team_node_pool_binding,
     team_node_pool_cluster_role,
 )
 from eks_karpenter.platform.iam.policy import partition_of
-from eks_karpenter.platform.wiring import caller_identity, child_options
+from eks_karpenter.platform.wiring import child_options
 
 
 class AccessArgs(TypedDict):
@@ -36,9 +33,6 @@ class AccessArgs(TypedDict):
     """Key path of the access config in the stack file, for errors found only at plan time."""
     source: str
     """The stack file, for errors found only at plan time."""
-    clusterCreatedHere: bool
-    """True when this stack creates the cluster: its creator already has an admin entry, which must not be
-    declared again."""
     tags: dict[str, str]
     """Tags for the access entries."""
 
@@ -47,10 +41,9 @@ class Access(pulumi.ComponentResource):
     """One STANDARD access entry per principal and one policy association each: AmazonEKSClusterAdminPolicy on
     the cluster for `clusterAdmins`, the team's policy on its namespaces for each team principal.
 
-    For a cluster this stack creates, the identity running `pulumi up` is compared with `clusterAdmins` and
-    team principals: EKS already gave it an entry (the bootstrap creator entry), so a second one would fail
-    the `up` half-way; the plan fails instead, naming the key. Teams with `nodePools: true` also get a
-    ClusterRole and binding (the Kubernetes provider comes from `opts`, `providers=`).
+    The deployers' own entries belong to the Cluster component (its Kubernetes provider depends on them); no
+    entry here relies on who runs `pulumi up`. Teams with `nodePools: true` also get a ClusterRole and binding
+    (the Kubernetes provider comes from `opts`, `providers=`).
     """
 
     entries: list[pulumi.Resource]
@@ -62,11 +55,6 @@ class Access(pulumi.ComponentResource):
         partition = partition_of(args["region"])
         planned = access_entries(cfg)
         cluster_name: pulumi.Input[str] = cluster
-        if args["clusterCreatedHere"] and planned:
-            caller = caller_identity(self).arn
-            # The names feed every entry, so a conflict stops the plan before any entry is registered.
-            cluster_name = caller.apply(lambda arn: _refuse_creator(arn, cfg, args["configPath"], args["source"],
-                                                                    cluster))
         self.entries = []
         for entry in planned:
             resource = aws.eks.AccessEntry(
@@ -94,33 +82,3 @@ class Access(pulumi.ComponentResource):
                 subjects=binding["subjects"], opts=child_options(self, opts, cluster_role)))
             self.entries.append(cluster_role)
         self.register_outputs({"principals": [e.principal_arn for e in planned]})
-
-
-def creator_conflicts(caller_arn: str, cfg: AccessConfig, at: Path) -> list[Issue]:
-    """Entries for the identity that creates the cluster, which EKS already gave an admin entry."""
-    caller = caller_role_arn(caller_arn) or caller_arn
-    me = parse_principal(caller)
-    if me is None:
-        return []
-    issues = []
-    for entry_at, arn in _principals(cfg, at):
-        p = parse_principal(arn)
-        if p is not None and (p.account, p.kind, p.name) == (me.account, me.kind, me.name):
-            issues.append(Issue(entry_at, "this is the identity running `pulumi up`, which creates the cluster and "
-                                "so already has a cluster-admin access entry (EKS's bootstrap creator entry): "
-                                "remove it here, or run `up` as another identity", arn))
-    return issues
-
-
-def _principals(cfg: AccessConfig, at: Path) -> Sequence[tuple[Path, str]]:
-    found: list[tuple[Path, str]] = [(at + ("clusterAdmins", i), a) for i, a in enumerate(cfg.cluster_admins)]
-    for t, team in enumerate(cfg.teams):
-        found += [(at + ("teams", t, "principalArns", i), a) for i, a in enumerate(team.principal_arns)]
-    return found
-
-
-def _refuse_creator(caller_arn: str, cfg: AccessConfig, at: Path, source: str, cluster: str) -> str:
-    issues = creator_conflicts(caller_arn, cfg, at)
-    if issues:
-        raise ConfigError(source, issues)
-    return cluster

@@ -20,6 +20,24 @@ Arn = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
 Profile = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.@+=,-]+$", max_length=128)]
 
 TeamPolicy = Literal["admin", "edit", "view"]
+DeployerName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=40)]
+
+
+class Deployer(Model):
+    """An identity that runs `pulumi up` or `pulumi preview` on this stack (the program's Kubernetes provider
+    authenticates as it): it gets an explicit access entry, which every in-cluster resource waits for on create
+    and outlives on destroy. The cluster's creator gets no implicit entry (EKS's bootstrap creator admin is off)."""
+
+    name: DeployerName
+    """Short name (lowercase, digits, dashes), used in resource names: `laptop`, `ci`, `preview`."""
+    principal_arn: Arn
+    """The IAM role or user, as IAM shows it (an IAM Identity Center role with its `aws-reserved/...` path; a
+    role, never an `assumed-role` session ARN)."""
+    role: Literal["deploy", "preview"] = "deploy"
+    """`deploy`: AmazonEKSClusterAdminPolicy (the program creates CRDs, cluster roles, Helm releases).
+    `preview`: AmazonEKSAdminViewPolicy, read-only but Secrets included (Helm keeps its releases in Secrets):
+    a `pulumi preview` reads every object; where the server-side dry run of a change is refused, the Kubernetes
+    provider previews client-side instead (docs/deploy.md says what that misses)."""
 
 
 class Team(Model):
@@ -50,19 +68,24 @@ class ProviderCredentials(Model):
     connect with their own credentials."""
 
     role_arn: Arn | None = None
-    """Role to assume for the Kubernetes API (`aws eks get-token --role-arn`), e.g. a CI deploy role that is
-    in `clusterAdmins`. The AWS provider is configured separately (`aws:assumeRoles`)."""
+    """Role to assume for the Kubernetes API (`aws eks get-token --role-arn`). Defaults to the AWS provider's
+    own (the last role of `aws:assumeRoles`); any other role is refused, so that both providers act as one
+    identity, a declared deployer."""
     profile: Profile | None = None
-    """AWS CLI profile for the token (`aws eks get-token --profile`), for a local `pulumi up`."""
+    """AWS CLI profile for the token (`aws eks get-token --profile`). Defaults to `aws:profile`; any other
+    profile is refused."""
 
 
 class AccessConfig(Model):
-    """Cluster access: admins, namespace-scoped teams, and the Kubernetes provider's credentials.
+    """Cluster access: the deployers, admins, namespace-scoped teams, and the Kubernetes provider's credentials.
 
-    The identity that creates the cluster already has a cluster-admin entry (EKS's bootstrap creator entry);
-    do not list it again: EKS allows one access entry per principal and the duplicate fails the `up`.
+    Nobody has access unless listed here: the identity that creates the cluster gets no bootstrap entry. EKS
+    allows one access entry per principal, so each principal appears once across these lists.
     """
 
+    deployers: list[Deployer] = Field(default_factory=empty_list)
+    """Every identity that runs `pulumi up` or `pulumi preview` (a laptop admin, the CI deploy role, the PR
+    preview role). Required for a cluster this stack creates."""
     cluster_admins: list[Arn] = Field(default_factory=empty_list)
     """IAM roles, users or IAM Identity Center roles with AmazonEKSClusterAdminPolicy on the whole cluster."""
     teams: list[Team] = Field(default_factory=empty_list)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from eks_karpenter.platform.access.config import AccessConfig
+from eks_karpenter.platform.access.config import AccessConfig, Deployer
 
 POLICIES = {
     "clusterAdmin": "AmazonEKSClusterAdminPolicy",
     "admin": "AmazonEKSAdminPolicy",
     "edit": "AmazonEKSEditPolicy",
     "view": "AmazonEKSViewPolicy",
+    "adminView": "AmazonEKSAdminViewPolicy",
 }
 """Access policy short names -> EKS access policy names."""
 
@@ -63,7 +66,7 @@ class PlannedEntry:
     key: str
     """Stable resource-name key: who and for what, independent of list order."""
     principal_arn: str
-    policy: Literal["clusterAdmin", "admin", "edit", "view"]
+    policy: Literal["clusterAdmin", "admin", "edit", "view", "adminView"]
     namespaces: tuple[str, ...]
     """Empty: cluster scope."""
     team: str | None
@@ -111,9 +114,14 @@ def _slug(principal_arn: str) -> str:
     return f"{p.account}-{p.kind}-{p.name}".lower()
 
 
+def admin_entry_key(principal_arn: str) -> str:
+    """Resource-name key of a cluster admin's entry (also where a deployer's entry may come from: an alias)."""
+    return f"admin-{_slug(principal_arn)}"
+
+
 def access_entries(cfg: AccessConfig) -> list[PlannedEntry]:
     """Every entry to create: cluster admins (cluster scope), then each team's principals (namespace scope)."""
-    out = [PlannedEntry(f"admin-{_slug(arn)}", arn, "clusterAdmin", (), None) for arn in cfg.cluster_admins]
+    out = [PlannedEntry(admin_entry_key(arn), arn, "clusterAdmin", (), None) for arn in cfg.cluster_admins]
     for team in cfg.teams:
         groups = (team_group(team.name),) if team.node_pools else ()
         out += [PlannedEntry(f"team-{team.name}-{_slug(arn)}", arn, team.policy, tuple(team.namespaces), team.name,
@@ -130,3 +138,47 @@ def caller_role_arn(caller_arn: str) -> str | None:
     if not match:
         return None
     return f"arn:{match[1]}:iam::{match[2]}:role/{match[3]}"
+
+
+DEPLOYER_POLICIES: dict[str, Literal["clusterAdmin", "adminView"]] = {"deploy": "clusterAdmin",
+                                                                       "preview": "adminView"}
+"""A deployer's role -> its access policy (cluster scope)."""
+
+
+def deployer_entries(deployers: list[Deployer]) -> list[PlannedEntry]:
+    """The access entry of each deployer: cluster scope, keyed by the deployer's name."""
+    return [PlannedEntry(f"deployer-{d.name}", d.principal_arn, DEPLOYER_POLICIES[d.role], (), None)
+            for d in deployers]
+
+
+@dataclass(frozen=True)
+class AwsIdentity:
+    """Who the AWS provider acts as, from its stack config: the role it ends up in and the profile it starts from
+    (None: the process's own credentials)."""
+
+    role_arn: str | None = None
+    profile: str | None = None
+
+
+def aws_provider_identity(config: Mapping[str, str]) -> AwsIdentity:
+    """The AWS provider's identity from `aws:profile`, `aws:assumeRoles` (the last role of the chain is the one it
+    acts as) and `aws:assumeRoleWithWebIdentity`. Malformed values are the provider's to report: read as unset."""
+    role: str | None = None
+    for key in ("aws:assumeRoleWithWebIdentity", "aws:assumeRoles"):
+        try:
+            value = json.loads(config.get(key) or "null")
+        except ValueError:
+            continue
+        chain = value if isinstance(value, list) else [value]
+        arns = [str(r["roleArn"]) for r in chain if isinstance(r, dict) and r.get("roleArn")]
+        if arns:
+            role = arns[-1]
+    return AwsIdentity(role, config.get("aws:profile") or None)
+
+
+def same_principal(a: str, b: str) -> bool:
+    """Two principal ARNs name one IAM role or user (paths aside: an assumed role's ARN carries none)."""
+    pa, pb = parse_principal(a), parse_principal(b)
+    if pa is None or pb is None:
+        return a == b
+    return (pa.partition, pa.account, pa.kind, pa.name) == (pb.partition, pb.account, pb.kind, pb.name)

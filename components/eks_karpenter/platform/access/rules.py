@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from eks_karpenter.config.errors import Issue, Path
-from eks_karpenter.platform.access.config import AccessConfig
-from eks_karpenter.platform.access.plan import SSO_PATH, parse_principal
+from eks_karpenter.platform.access.config import AccessConfig, ProviderCredentials
+from eks_karpenter.platform.access.plan import SSO_PATH, AwsIdentity, parse_principal, same_principal
 from eks_karpenter.platform.iam.policy import partition_of
 from eks_karpenter.platform.namespaces.plan import BUILTIN_NAMESPACES
 
@@ -59,6 +60,12 @@ def validate_access(cfg: AccessConfig, at: Path, region: str) -> list[Issue]:
         else:
             seen[arn] = where
 
+    deployer_names: set[str] = set()
+    for d, deployer in enumerate(cfg.deployers):
+        if deployer.name in deployer_names:
+            issues.append(Issue(at + ("deployers", d, "name"), "deployer listed twice", deployer.name))
+        deployer_names.add(deployer.name)
+        principal(deployer.principal_arn, at + ("deployers", d, "principalArn"))
     for i, arn in enumerate(cfg.cluster_admins):
         principal(arn, at + ("clusterAdmins", i))
     names: set[str] = set()
@@ -80,3 +87,40 @@ def validate_access(cfg: AccessConfig, at: Path, region: str) -> list[Issue]:
     if role is not None:
         issues += check_principal(role, at + ("providerCredentials", "roleArn"), region, kinds=("role",))
     return issues
+
+
+def provider_identity_issues(cfg: AccessConfig, aws: AwsIdentity, at: Path, cluster_created: bool) -> list[Issue]:
+    """The Kubernetes provider's token must come from the identity the AWS provider acts as, and, for a cluster
+    this stack creates, that identity (when the stack file names it) must be a declared deployer: otherwise the
+    cluster is built by one identity and its Helm releases are applied by another, which has no access entry."""
+    issues: list[Issue] = []
+    creds = cfg.provider_credentials
+    at_creds = at + ("providerCredentials",)
+    if creds.role_arn is not None and (aws.role_arn is None or not same_principal(creds.role_arn, aws.role_arn)):
+        acts = f"as {aws.role_arn} (aws:assumeRoles)" if aws.role_arn else \
+            "as the process's own credentials (no aws:assumeRoles)"
+        issues.append(Issue(at_creds + ("roleArn",), f"the AWS provider acts {acts}; the Kubernetes token must "
+                            "come from the same identity: remove this (it follows aws:assumeRoles) or assume this "
+                            "role in aws:assumeRoles too", creds.role_arn))
+    if creds.profile is not None and creds.profile != aws.profile:
+        uses = f"profile {aws.profile!r} (aws:profile)" if aws.profile else "no profile (aws:profile is unset)"
+        issues.append(Issue(at_creds + ("profile",), f"the AWS provider uses {uses}; the Kubernetes token must "
+                            "come from the same identity: remove this (it follows aws:profile) or set aws:profile "
+                            "to it", creds.profile))
+    role = aws.role_arn
+    if cluster_created and role and cfg.deployers and \
+            not any(same_principal(role, d.principal_arn) for d in cfg.deployers):
+        issues.append(Issue(at + ("deployers",), f"{role} (aws:assumeRoles) runs `pulumi up` here but is not "
+                            "a declared deployer: it would get no access entry, and the first Kubernetes object "
+                            "would fail with 401; add it", [d.principal_arn for d in cfg.deployers]))
+    return issues
+
+
+def with_provider_identity(cfg: AccessConfig, aws: AwsIdentity) -> AccessConfig:
+    """The access config with the Kubernetes provider's credentials defaulted to the AWS provider's identity."""
+    creds = cfg.provider_credentials
+    if (creds.role_arn or aws.role_arn) == creds.role_arn and (creds.profile or aws.profile) == creds.profile:
+        return cfg
+    values: dict[str, Any] = {"role_arn": creds.role_arn or aws.role_arn, "profile": creds.profile or aws.profile}
+    merged = ProviderCredentials.model_construct(None, **{k: v for k, v in values.items() if v is not None})
+    return cfg.model_copy(update={"provider_credentials": merged})

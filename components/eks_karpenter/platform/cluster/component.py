@@ -13,7 +13,8 @@ import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags as T
 from eks_karpenter.config.errors import ConfigError, Issue, Path
-from eks_karpenter.platform.access.config import ProviderCredentials
+from eks_karpenter.platform.access.config import Deployer, ProviderCredentials
+from eks_karpenter.platform.access.plan import admin_entry_key, deployer_entries, policy_arn
 from eks_karpenter.platform.cluster import plan as P
 from eks_karpenter.platform.cluster.config import ClusterConfig
 from eks_karpenter.platform.iam.component import NodeRole, iam_name
@@ -49,6 +50,11 @@ class ClusterArgs(TypedDict):
     providerCredentials: NotRequired[ProviderCredentials]
     """How this program's Kubernetes provider gets its token (role to assume, AWS CLI profile); default: the
     process's AWS credentials. The exported `kubeconfig` never carries them."""
+    deployers: NotRequired[Sequence[Deployer]]
+    """Identities that run `pulumi up` / `preview`: each gets an access entry the Kubernetes provider waits for."""
+    adminsComponent: NotRequired[str]
+    """Name of the Access component whose `clusterAdmins` entries a deployer may take over: a principal moved
+    from `clusterAdmins` to `deployers` keeps its entry (an alias), instead of a second entry that EKS refuses."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -76,11 +82,16 @@ class Cluster(pulumi.ComponentResource):
     """The provider's kubeconfig (secret): `kubeconfig` plus `providerCredentials` in `aws eks get-token`."""
     ready: list[pulumi.Resource]
     """What in-cluster components must wait for (and what they are deleted before): node groups, add-ons."""
+    api_access: list[pulumi.Resource]
+    """The tcp/443 ingress rules of `apiAccess` on the cluster security group."""
+    deployer_access: list[pulumi.Resource]
+    """The deployers' access entries and policy associations, which the Kubernetes provider depends on."""
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("eks-karpenter:index:Cluster", name, None, opts)
         cfg = args["config"]
         self.ready = []
+        self.api_access = []
         if cfg.existing:
             self._adopt(name, args)
         else:
@@ -93,8 +104,11 @@ class Cluster(pulumi.ComponentResource):
             lambda a: P.exec_kubeconfig(cfg.name, a[0], a[1], region, role_arn=creds.role_arn,
                                         profile=creds.profile))
         self.provider_kubeconfig = pulumi.Output.secret(token_kubeconfig)
-        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.provider_kubeconfig,
-                                     opts=pulumi.ResourceOptions(parent=self))
+        self.deployer_access = self._deployers(name, args)
+        # Every in-cluster resource uses this provider, so it is created after the deployers' entries and the
+        # endpoint's rules exist (no 401, no timeout racing them) and deleted before them on destroy.
+        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.provider_kubeconfig, opts=pulumi.ResourceOptions(
+            parent=self, depends_on=[*self.api_access, *self.deployer_access]))
         # On an adopted cluster the security group is not ours: destroy leaves the tag (Karpenter on that cluster,
         # or a stack that re-adopts it, may still select on it). A created cluster's group goes with the cluster.
         aws.ec2.Tag(f"{name}-sg-discovery", resource_id=self.cluster_security_group_id, key=T.DISCOVERY_KEY,
@@ -111,31 +125,55 @@ class Cluster(pulumi.ComponentResource):
 
     def _create(self, name: str, args: ClusterArgs) -> None:
         cfg, tags = args["config"], args["tags"]
+        key_arn = self._secrets_key(name, args)
+        log_groups = self._log_groups(name, cfg, tags)
+        cluster = self._control_plane(name, args, key_arn, log_groups)
+        self.cluster_name = pulumi.Output.from_input(cfg.name)
+        # Endpoint and CA come from the kubeconfig pulumi-eks renders: plain data, no resource-typed outputs.
+        kube = cluster.kubeconfig_json.apply(P.kubeconfig_cluster)
+        self.endpoint = kube.apply(lambda c: str(c["server"]))
+        self.certificate_authority = kube.apply(lambda c: str(c.get("certificate-authority-data", "")))
+        self.oidc_issuer = cluster.oidc_issuer
+        self.oidc_provider_arn = cluster.oidc_provider_arn
+        self.cluster_security_group_id = cluster.cluster_security_group_id
+        self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
+        self._cluster = cluster
+        self.api_access = self._api_ingress(name, cfg, tags)
+        system, groups = self._node_groups(name, args, cluster)
+        self.ready = [*groups, *self._addons(name, cfg, tags, system)]
+
+    def _secrets_key(self, name: str, args: ClusterArgs) -> pulumi.Input[str] | None:
+        """The secrets envelope-encryption key: the given one, or a new key with an explicit policy."""
+        cfg, tags = args["config"], args["tags"]
+        if not cfg.secrets_encryption or cfg.kms_key_arn is not None:
+            return cfg.kms_key_arn
         child = pulumi.ResourceOptions(parent=self)
-        key_arn: pulumi.Input[str] | None = cfg.kms_key_arn
-        if cfg.secrets_encryption and key_arn is None:
-            account = caller_identity(self).account_id
-            partition = partition_of(args["region"])
-            key = aws.kms.Key(f"{name}-secrets", description=f"EKS secrets envelope encryption for {cfg.name}",
-                              policy=account.apply(lambda a: json.dumps(
-                                  P.secrets_key_policy(partition, a, args["region"]), sort_keys=True)),
-                              enable_key_rotation=True, rotation_period_in_days=365, deletion_window_in_days=30,
-                              tags=tags, opts=child)
-            aws.kms.Alias(f"{name}-secrets", name=f"alias/eks/{cfg.name}", target_key_id=key.key_id, opts=child)
-            key_arn = key.arn
+        account = caller_identity(self).account_id
+        partition = partition_of(args["region"])
+        key = aws.kms.Key(f"{name}-secrets", description=f"EKS secrets envelope encryption for {cfg.name}",
+                          policy=account.apply(lambda a: json.dumps(
+                              P.secrets_key_policy(partition, a, args["region"]), sort_keys=True)),
+                          enable_key_rotation=True, rotation_period_in_days=365, deletion_window_in_days=30,
+                          tags=tags, opts=child)
+        aws.kms.Alias(f"{name}-secrets", name=f"alias/eks/{cfg.name}", target_key_id=key.key_id, opts=child)
+        return key.arn
 
-        # Created before the cluster, so EKS finds it instead of creating one that never expires. Its name is
-        # fixed by EKS: a group left by an earlier cluster of this name must be imported (docs/UPGRADING.md).
-        log_groups: list[pulumi.Resource] = []
-        if cfg.log_types:
-            log_groups.append(aws.cloudwatch.LogGroup(
-                f"{name}-control-plane-logs", name=P.control_plane_log_group(cfg.name),
-                retention_in_days=cfg.log_retention_in_days, tags=tags, opts=child))
+    def _log_groups(self, name: str, cfg: ClusterConfig, tags: dict[str, str]) -> list[pulumi.Resource]:
+        """Created before the cluster, so EKS finds it instead of creating one that never expires. Its name is
+        fixed by EKS: a group left by an earlier cluster of this name must be imported (docs/UPGRADING.md)."""
+        if not cfg.log_types:
+            return []
+        return [aws.cloudwatch.LogGroup(
+            f"{name}-control-plane-logs", name=P.control_plane_log_group(cfg.name),
+            retention_in_days=cfg.log_retention_in_days, tags=tags, opts=pulumi.ResourceOptions(parent=self))]
 
+    def _control_plane(self, name: str, args: ClusterArgs, key_arn: pulumi.Input[str] | None,
+                       log_groups: list[pulumi.Resource]) -> eks.Cluster:
+        cfg = args["config"]
         mappings = [eks.RoleMappingArgs(role_arn=arn, username="system:node:{{EC2PrivateDNSName}}",
                                         groups=["system:bootstrappers", "system:nodes"])
                     for arn in args["awsAuthRoleArns"]] if cfg.aws_auth_compatibility else None
-        cluster = eks.Cluster(
+        return eks.Cluster(
             f"{name}-eks",
             name=cfg.name,
             version=cfg.version,
@@ -159,24 +197,28 @@ class Cluster(pulumi.ComponentResource):
             coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=False),
             deletion_protection=args["deletionProtection"],
-            tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=log_groups),
+            tags=args["tags"],
+            # No bootstrap admin for the creator: every deployer is an explicit access entry (`_deployers`).
+            opts=pulumi.ResourceOptions(parent=self, depends_on=log_groups, transforms=[no_creator_admin]),
         )
-        self.cluster_name = pulumi.Output.from_input(cfg.name)
-        # Endpoint and CA come from the kubeconfig pulumi-eks renders: plain data, no resource-typed outputs.
-        kube = cluster.kubeconfig_json.apply(P.kubeconfig_cluster)
-        self.endpoint = kube.apply(lambda c: str(c["server"]))
-        self.certificate_authority = kube.apply(lambda c: str(c.get("certificate-authority-data", "")))
-        self.oidc_issuer = cluster.oidc_issuer
-        self.oidc_provider_arn = cluster.oidc_provider_arn
-        self.cluster_security_group_id = cluster.cluster_security_group_id
-        self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
 
-        # EKS creates the access entries of managed node groups' roles itself.
+    def _api_ingress(self, name: str, cfg: ClusterConfig, tags: dict[str, str]) -> list[pulumi.Resource]:
+        """tcp/443 from each `apiAccess` source to the cluster security group. Separate rules, never the
+        cluster's own security-group inputs: editing a source creates or deletes a rule, never the cluster."""
+        return [aws.vpc.SecurityGroupIngressRule(
+            f"{name}-{key}", security_group_id=self.cluster_security_group_id, tags=tags,
+            opts=pulumi.ResourceOptions(parent=self), **inputs)
+            for key, inputs in P.api_ingress_rules(cfg.api_access, cfg.name)]
+
+    def _node_groups(self, name: str, args: ClusterArgs,
+                     cluster: eks.Cluster) -> tuple[eks.ManagedNodeGroup, list[pulumi.Resource]]:
+        """The system group and the CAS-era spot groups, sharing one node role (EKS creates the access entries of
+        managed node groups' roles itself)."""
+        cfg, tags = args["config"], args["tags"]
         role = NodeRole(f"{name}-managed-nodes", {
             "roleName": iam_name(cfg.name, "managed-nodes"), "region": args["region"], "tags": tags,
             "description": f"EKS managed node groups of cluster {cfg.name}", "additionalPolicyArns": [],
-            "instanceProfile": False}, opts=child)
+            "instanceProfile": False}, opts=pulumi.ResourceOptions(parent=self))
         sys_cfg = cfg.system_node_group
         system = self._node_group(
             name, P.SYSTEM_GROUP, cluster=cluster, cfg=cfg, role_arn=role.role_arn, capacity_type="ON_DEMAND",
@@ -192,10 +234,14 @@ class Cluster(pulumi.ComponentResource):
                 hop_limit=group.http_put_response_hop_limit, subnet_ids=args["privateSubnetIds"],
                 sizes=(group.min_size, group.desired_size, group.max_size), labels=dict(group.labels),
                 taints=[P.mng_taint(t) for t in group.taints], tags=tags, resource=f"{name}-spot-{group.name}"))
+        return system, groups
 
+    def _addons(self, name: str, cfg: ClusterConfig, tags: dict[str, str],
+                system: pulumi.Resource) -> list[pulumi.Resource]:
+        """The pinned EKS add-ons, after the system group (CoreDNS runs there)."""
         addon_opts = pulumi.ResourceOptions(parent=self, depends_on=[system])
         pinned = P.addon_versions(cfg)
-        addons = []
+        addons: list[pulumi.Resource] = []
         for addon in P.ADDONS:
             config = P.coredns_configuration() if addon == "coredns" else None
             addons.append(aws.eks.Addon(
@@ -203,7 +249,35 @@ class Cluster(pulumi.ComponentResource):
                 configuration_values=json.dumps(config, sort_keys=True) if config else None,
                 resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
                 tags=tags, opts=addon_opts))
-        self.ready = [*groups, *addons]
+        return addons
+
+    def _deployers(self, name: str, args: ClusterArgs) -> list[pulumi.Resource]:
+        """One access entry and policy association per declared deployer, after the cluster (and, when this
+        stack creates it, its endpoint rules). The Kubernetes provider depends on all of them: every in-cluster
+        resource is created after them and deleted before them."""
+        cfg = args["config"]
+        partition = partition_of(args["region"])
+        # The entries need the cluster; the cluster name alone carries no dependency on it.
+        after = pulumi.ResourceOptions(parent=self, depends_on=[] if cfg.existing else [self._cluster])
+        admins = args.get("adminsComponent")
+        out: list[pulumi.Resource] = []
+        for entry in deployer_entries(list(args.get("deployers") or [])):
+            moved: list[pulumi.Input[str]] = []
+            moved_assoc: list[pulumi.Input[str]] = []
+            if admins:
+                old = f"{admins}-{admin_entry_key(entry.principal_arn)}"
+                moved = [pulumi.create_urn(old, ENTRY_TYPE, parent=pulumi.create_urn(admins, ACCESS_TYPE))]
+                moved_assoc = [pulumi.create_urn(old, ASSOCIATION_TYPE, parent=moved[0])]
+            resource = aws.eks.AccessEntry(
+                f"{name}-{entry.key}", cluster_name=cfg.name, principal_arn=entry.principal_arn, type="STANDARD",
+                tags=args["tags"], opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(aliases=moved)))
+            association = aws.eks.AccessPolicyAssociation(
+                f"{name}-{entry.key}", cluster_name=resource.cluster_name, principal_arn=resource.principal_arn,
+                policy_arn=policy_arn(partition, entry.policy),
+                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                opts=pulumi.ResourceOptions(parent=resource, aliases=moved_assoc))
+            out += [resource, association]
+        return out
 
     def _node_group(self, name: str, group: str, *, cluster: eks.Cluster, cfg: ClusterConfig,
                     role_arn: pulumi.Input[str], capacity_type: str, instance_types: Sequence[str], ami_type: str,
@@ -263,6 +337,18 @@ class Cluster(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(self.endpoint, self.certificate_authority).apply(
             lambda a: P.exec_kubeconfig(cfg.name, a[0], a[1], region)))
 
+
+def no_creator_admin(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+    """Transform of pulumi-eks' Cluster component: its `aws.eks.Cluster` child gets no bootstrap creator admin
+    (`P.without_creator_admin`). Transforms reach the children of a remote component; nothing else changes."""
+    if args.type_ != P.EKS_CLUSTER_TYPE:
+        return None
+    return pulumi.ResourceTransformResult(props=P.without_creator_admin(dict(args.props)), opts=args.opts)
+
+
+ACCESS_TYPE = "eks-karpenter:index:Access"
+ENTRY_TYPE = "aws:eks/accessEntry:AccessEntry"
+ASSOCIATION_TYPE = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 
 ACCESS_ENTRY_MODES = ("API", "API_AND_CONFIG_MAP")
 """Authentication modes in which access entries (Karpenter's node entry, `eks-karpenter:access`) work."""

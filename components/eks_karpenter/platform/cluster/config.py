@@ -148,6 +148,27 @@ class UpgradePolicy(Model):
     standard hourly rate; the explicit opt-in needed to run a version that is already in extended support."""
 
 
+SecurityGroupId = Annotated[str, StringConstraints(pattern=r"^sg-[0-9a-f]{8,17}$")]
+
+
+class ApiAccessConfig(Model):
+    """Who may open tcp/443 to the cluster's private API endpoint: ingress rules on the EKS cluster security
+    group (the public endpoint's allow-list is `publicAccessCidrs`). Each source is a rule of its own, so adding
+    or removing one never touches the cluster."""
+
+    cidrs: list[Cidr] = Field(default_factory=empty_list, max_length=50)
+    """Networks admitted to the private endpoint on tcp/443: a CI runner's subnet in (or peered with) the VPC, a
+    VPN or Direct Connect range."""
+    security_group_ids: list[SecurityGroupId] = Field(default_factory=empty_list, max_length=50)
+    """Security groups admitted to the private endpoint on tcp/443, e.g. the group of a self-hosted runner or a
+    bastion in the cluster's VPC."""
+
+    @property
+    def sources(self) -> bool:
+        """Some source is admitted."""
+        return bool(self.cidrs or self.security_group_ids)
+
+
 class ClusterConfig(Model):
     """The EKS cluster. With `existing: true` the cluster is looked up by name instead of created, and only
     Karpenter's pieces (IAM, node access, discovery tags, Helm, pools) are added to it."""
@@ -171,7 +192,11 @@ class ClusterConfig(Model):
     endpoint_public_access: bool = False
     """Expose the API endpoint publicly (then `publicAccessCidrs` is required)."""
     public_access_cidrs: list[Cidr] = Field(default_factory=empty_list)
-    """CIDR allow-list for the public endpoint."""
+    """CIDR allow-list for the public endpoint (the deployer's address for a laptop `pulumi up`; `0.0.0.0/0` is
+    allowed, with a warning, outside protected stacks)."""
+    api_access: ApiAccessConfig = Field(default_factory=ApiAccessConfig)
+    """Sources admitted to the private endpoint on tcp/443 (the EKS cluster security group admits only itself
+    otherwise). A private-only endpoint needs at least one, or `pulumi up` cannot reach the API server."""
     log_types: list[LogType] = Field(default_factory=_default_log_types)
     """Control-plane log types sent to CloudWatch Logs."""
     log_retention_in_days: RetentionDays = 90
@@ -186,7 +211,7 @@ class ClusterConfig(Model):
     """The on-demand group CoreDNS and Karpenter run on."""
     spot_node_groups: list[SpotNodeGroupConfig] = Field(default_factory=empty_list)
     """Optional CAS-era spot managed node groups."""
-    node_security_group_ids: list[Annotated[str, StringConstraints(pattern=r"^sg-[0-9a-f]{8,17}$")]] = Field(
+    node_security_group_ids: list[SecurityGroupId] = Field(
         default_factory=empty_list, max_length=10)
     """Existing clusters only: security groups of the cluster's existing nodes. Every EC2NodeClass of this
     stack attaches them (securityGroupSelectorTerms by id) alongside the cluster security group, so pods on

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from eks_karpenter import versions
-from eks_karpenter.platform.cluster.config import ClusterConfig, Taint
+from eks_karpenter.platform.cluster.config import ApiAccessConfig, ClusterConfig, Taint
 
 SYSTEM_LABEL_KEY = "node-role/system"
 """Label on the system node group; Karpenter's controller and CoreDNS are pinned to it."""
@@ -157,3 +157,44 @@ def kubeconfig_cluster(kubeconfig_json: str) -> dict[str, Any]:
     """The first cluster entry of a kubeconfig (server, certificate-authority-data)."""
     clusters = json.loads(kubeconfig_json).get("clusters") or [{}]
     return dict(clusters[0].get("cluster") or {})
+
+
+API_PORT = 443
+"""The API server's port on the cluster security group."""
+
+
+def _source_key(source: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in source.lower()).strip("-")
+
+
+def api_ingress_rules(api: ApiAccessConfig, cluster_name: str) -> list[tuple[str, dict[str, Any]]]:
+    """(resource-name key, inputs) of one tcp/443 ingress rule on the cluster security group per admitted source,
+    keyed by the source itself so that list order never renames a rule. One rule per source: adding or removing
+    a source creates or deletes a rule, and no change here ever reaches the cluster itself."""
+    base = {"ip_protocol": "tcp", "from_port": API_PORT, "to_port": API_PORT}
+    rules: list[tuple[str, dict[str, Any]]] = []
+    for cidr in api.cidrs:
+        family = "cidr_ipv6" if ":" in cidr else "cidr_ipv4"
+        rules.append((f"api-from-{_source_key(cidr)}", {
+            **base, family: cidr, "description": f"{cidr} to the {cluster_name} API server"}))
+    for group in api.security_group_ids:
+        rules.append((f"api-from-{group}", {
+            **base, "referenced_security_group_id": group,
+            "description": f"{group} to the {cluster_name} API server"}))
+    return rules
+
+
+EKS_CLUSTER_TYPE = "aws:eks/cluster:Cluster"
+"""The type of the control plane resource pulumi-eks' Cluster component creates."""
+
+
+def without_creator_admin(props: dict[str, Any]) -> dict[str, Any]:
+    """The inputs of pulumi-eks' `aws.eks.Cluster` with EKS's bootstrap creator entry turned off.
+
+    pulumi-eks 4.x hard-codes `accessConfig.bootstrapClusterCreatorAdminPermissions: true` (and lists it in the
+    cluster's ignoreChanges). The field is ForceNew in the provider, but that ignoreChanges keeps a deployed
+    cluster from seeing the new value: only clusters created from now on start without the creator entry.
+    Every identity that deploys is then an explicit, declared access entry (`access.deployers`)."""
+    access = dict(props.get("accessConfig") or {})
+    access["bootstrapClusterCreatorAdminPermissions"] = False
+    return {**props, "accessConfig": access}

@@ -13,7 +13,7 @@ from eks_karpenter.platform.cluster.config import ClusterConfig
 from eks_karpenter.platform.nodepool.instances import family_arch
 
 _CREATE_ONLY = ("version", "upgrade_policy", "authentication_mode", "endpoint_private_access",
-                "endpoint_public_access", "public_access_cidrs", "log_types", "log_retention_in_days",
+                "endpoint_public_access", "public_access_cidrs", "api_access", "log_types", "log_retention_in_days",
                 "secrets_encryption", "kms_key_arn", "system_node_group", "spot_node_groups", "addon_versions")
 
 
@@ -50,7 +50,17 @@ def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issu
     if cfg.public_access_cidrs and not cfg.endpoint_public_access:
         issues.append(Issue(at + ("publicAccessCidrs",), "only applies with endpointPublicAccess: true",
                             cfg.public_access_cidrs))
-    if protected and "0.0.0.0/0" in cfg.public_access_cidrs:
+    if cfg.endpoint_private_access and not cfg.endpoint_public_access and not cfg.api_access.sources:
+        issues.append(Issue(at + ("apiAccess",), "the API endpoint is private-only and nothing is admitted to it "
+                            "on tcp/443, so `pulumi up` could not reach it (its Helm releases would time out after "
+                            "the cluster is built): set apiAccess.cidrs or apiAccess.securityGroupIds to the "
+                            "network `pulumi up` runs from (a runner in or peered with the VPC), or "
+                            "endpointPublicAccess: true with publicAccessCidrs (see docs/deploy.md, private-only "
+                            "bootstrap)", None, has_value=False))
+    if cfg.api_access.sources and not cfg.endpoint_private_access:
+        issues.append(Issue(at + ("apiAccess",), "admits sources to the private endpoint, which "
+                            "endpointPrivateAccess: false turns off", cfg.written("api_access")))
+    if protected and OPEN_CIDR in cfg.public_access_cidrs:
         issues.append(Issue(at + ("publicAccessCidrs",), "a protected (production) cluster's public endpoint "
                             "may not be open to the internet: list your CIDRs or use the private endpoint",
                             cfg.public_access_cidrs))
@@ -130,6 +140,19 @@ def validate_kubernetes_version(cfg: ClusterConfig, at: Path, today: date) -> li
                                 f"{versions.AL2_LAST_KUBERNETES_VERSION}): use an AL2023 or Bottlerocket type",
                                 ami_type))
     return issues
+
+
+OPEN_CIDR = "0.0.0.0/0"
+
+
+def endpoint_warnings(cfg: ClusterConfig) -> list[str]:
+    """A public endpoint open to the internet: legal (a laptop bootstrap, a hosted CI runner), printed on
+    every plan so it is not forgotten. Protected stacks refuse it instead (`validate_cluster`)."""
+    if cfg.existing or not cfg.endpoint_public_access or OPEN_CIDR not in cfg.public_access_cidrs:
+        return []
+    return [f"cluster.publicAccessCidrs: the API endpoint of {cfg.name} is open to the internet ({OPEN_CIDR}); "
+            "IAM still authenticates every request, but list the deployers' networks instead once you know them "
+            "(docs/deploy.md)"]
 
 
 SUPPORT_WARNING_DAYS = 90

@@ -172,6 +172,10 @@ def _options(request: Any, depends_on: list[str]) -> dict[str, Any]:
         opts["dependsOn"] = depends_on
     if request.deletedWith:
         opts["deletedWith"] = request.deletedWith
+    # Transforms run in the engine (on a remote component's children too): the plan names them.
+    transforms = [f"{fn.__module__}.{fn.__qualname__}" for fn in _mocks._resolve_callbacks(request.transforms)]
+    if transforms:
+        opts["transforms"] = transforms
     aliases = sorted({*request.aliasURNs, *(_alias_urn(request, a) for a in request.aliases)})
     if aliases:
         opts["aliases"] = aliases

@@ -1,0 +1,300 @@
+"""Reaching the API server and who may run `pulumi up` (issue 22, points 1 and 2): endpoint ingress rules, the
+declared deployers' access entries and what waits for them, no bootstrap creator admin, and one identity for
+both providers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+from eks_karpenter.config.errors import ConfigError
+from eks_karpenter.config.stack import load_stack_config
+from eks_karpenter.platform.access import AccessConfig, aws_provider_identity, provider_identity_issues
+from eks_karpenter.platform.cluster.component import no_creator_admin
+from eks_karpenter.platform.cluster.config import ApiAccessConfig
+from eks_karpenter.platform.cluster.plan import api_ingress_rules, without_creator_admin
+from eks_karpenter.tools.engine import PlanDocument
+
+from tests.support import plan_config, plan_stack, stack_config
+
+ENTRY = "aws:eks/accessEntry:AccessEntry"
+ASSOC = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+PROVIDER = "pulumi:providers:kubernetes"
+CI = "arn:aws:iam::123456789012:role/github-deploy"
+PREVIEW = "arn:aws:iam::123456789012:role/github-preview"
+POLICY = "arn:aws:eks::aws:cluster-access-policy/"
+
+
+def flat(config: dict[str, Any]) -> dict[str, str]:
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+
+
+def load(config: dict[str, Any]) -> Any:
+    return load_stack_config(flat(config), "stacks/Pulumi.x.yaml")
+
+
+def refusal(config: dict[str, Any]) -> str:
+    with pytest.raises(ConfigError) as err:
+        load(config)
+    return str(err.value)
+
+
+def provider(doc: PlanDocument) -> Any:
+    [found] = [r for r in doc.resources if r.type == PROVIDER and r.name == "cluster-k8s"]
+    return found
+
+
+def deployer_resources(doc: PlanDocument) -> dict[str, Any]:
+    return {r.urn: r for r in doc.resources if r.type in (ENTRY, ASSOC) and "-deployer-" in r.name}
+
+
+# --- 1. reaching the API server --------------------------------------------------------------------------------
+
+def private_only(config: dict[str, Any]) -> dict[str, Any]:
+    cluster = config["eks-karpenter:cluster"]
+    cluster.update({"endpointPrivateAccess": True, "endpointPublicAccess": False})
+    cluster.pop("publicAccessCidrs", None)
+    cluster.pop("apiAccess", None)
+    return config
+
+
+def test_a_private_endpoint_nothing_can_reach_is_refused_naming_the_key() -> None:
+    text = refusal(private_only(stack_config("dev")))
+    assert "eks-karpenter:cluster.apiAccess: the API endpoint is private-only and nothing is admitted" in text
+    assert "apiAccess.cidrs" in text and "endpointPublicAccess: true" in text
+
+
+def test_the_default_endpoint_is_refused_too(tmp_path: Path) -> None:
+    # The defaults are private-only: a stack that says nothing about the endpoint plans nothing.
+    config = {"aws:region": "eu-west-1", "eks-karpenter:clusterName": "c",
+              "eks-karpenter:access": {"deployers": [{"name": "ci", "principalArn": CI}]}}
+    result = plan_config(config, tmp_path)
+    assert isinstance(result.error, ConfigError) and "cluster.apiAccess" in str(result.error)
+    assert result.document.resources == []
+
+
+def test_admitted_sources_become_one_443_rule_each_on_the_cluster_security_group(tmp_path: Path) -> None:
+    config = private_only(stack_config("dev"))
+    config["eks-karpenter:cluster"]["apiAccess"] = {"cidrs": ["10.100.0.0/24", "2001:db8::/56"],
+                                                    "securityGroupIds": ["sg-0123456789abcdef0"]}
+    result = plan_config(config, tmp_path)
+    assert result.error is None, result.error
+    doc = result.document
+    rules = {r.name: r.inputs for r in doc.by_type(RULE)}
+    assert set(rules) == {"cluster-api-from-10-100-0-0-24", "cluster-api-from-2001-db8---56",
+                          "cluster-api-from-sg-0123456789abcdef0"}
+    sg = doc.outputs["clusterSecurityGroupId"]
+    for inputs in rules.values():
+        assert (inputs["ipProtocol"], inputs["fromPort"], inputs["toPort"]) == ("tcp", 443, 443)
+        assert inputs["securityGroupId"] == sg
+    assert rules["cluster-api-from-10-100-0-0-24"]["cidrIpv4"] == "10.100.0.0/24"
+    assert rules["cluster-api-from-2001-db8---56"]["cidrIpv6"] == "2001:db8::/56"
+    assert rules["cluster-api-from-sg-0123456789abcdef0"]["referencedSecurityGroupId"] == "sg-0123456789abcdef0"
+    # The provider (so every in-cluster resource) waits for the rules: no Helm release times out racing them.
+    assert {r.urn for r in doc.by_type(RULE)} <= set(provider(doc).options["dependsOn"])
+    # Rules are resources of their own: the cluster's inputs do not mention them.
+    [cluster] = doc.by_type("eks:index:Cluster")
+    assert "10.100.0.0/24" not in json.dumps(cluster.inputs)
+
+
+def test_rule_names_follow_the_source_not_its_position() -> None:
+    one = api_ingress_rules(ApiAccessConfig.model_validate({"cidrs": ["10.0.0.0/24", "10.1.0.0/24"]}), "c")
+    two = api_ingress_rules(ApiAccessConfig.model_validate({"cidrs": ["10.1.0.0/24", "10.0.0.0/24"]}), "c")
+    assert sorted(k for k, _ in one) == sorted(k for k, _ in two)
+
+
+def test_prod_admits_its_runner_subnet_on_the_private_endpoint() -> None:
+    doc = plan_stack("prod")
+    [rule] = doc.by_type(RULE)
+    assert rule.inputs["cidrIpv4"] == stack_config("prod")["eks-karpenter:cluster"]["apiAccess"]["cidrs"][0]
+
+
+def test_api_access_needs_the_private_endpoint() -> None:
+    config = stack_config("dev")
+    config["eks-karpenter:cluster"].update({"endpointPrivateAccess": False,
+                                            "apiAccess": {"cidrs": ["10.0.0.0/24"]}})
+    assert "cluster.apiAccess: admits sources to the private endpoint" in refusal(config)
+
+
+def test_an_open_public_endpoint_is_a_warning_not_an_error() -> None:
+    doc = plan_stack("dev")
+    assert doc.by_type("eks:index:Cluster")[0].inputs["publicAccessCidrs"] == ["0.0.0.0/0"]
+    assert any("open to the internet (0.0.0.0/0)" in w for w in doc.warnings)
+    assert not any("open to the internet" in w for w in plan_stack("prod").warnings)
+
+
+# --- 2. who may run `pulumi up` --------------------------------------------------------------------------------
+
+def test_every_declared_deployer_gets_a_cluster_scoped_entry_and_policy() -> None:
+    doc = plan_stack("dev")
+    declared = {d["principalArn"]: d.get("role", "deploy")
+                for d in stack_config("dev")["eks-karpenter:access"]["deployers"]}
+    entries = {r.inputs["principalArn"]: r for r in doc.by_type(ENTRY) if "-deployer-" in r.name}
+    assert set(entries) == set(declared) and {CI, PREVIEW} <= set(entries)
+    for arn, role in declared.items():
+        [assoc] = [r for r in doc.by_type(ASSOC) if r.parent == entries[arn].urn]
+        want = "AmazonEKSClusterAdminPolicy" if role == "deploy" else "AmazonEKSAdminViewPolicy"
+        assert assoc.inputs["policyArn"] == POLICY + want
+        assert assoc.inputs["accessScope"] == {"type": "cluster"}
+        assert entries[arn].inputs["type"] == "STANDARD"
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_kubernetes_provider_waits_for_every_deployer_entry_and_association(stack: str) -> None:
+    doc = plan_stack(stack)
+    deployers = deployer_resources(doc)
+    assert deployers and {r.type for r in deployers.values()} == {ENTRY, ASSOC}
+    k8s = provider(doc)
+    # Create: the provider after every entry and association. Destroy runs the graph backwards: everything that
+    # uses the provider goes first, then the provider, then the entries (no 401 while NodePools drain).
+    assert set(deployers) <= set(k8s.options["dependsOn"])
+    in_cluster = [r for r in doc.resources if r.custom and r.type.startswith("kubernetes:")]
+    assert in_cluster
+    assert all(r.options.get("provider") == k8s.urn for r in in_cluster), \
+        [r.urn for r in in_cluster if r.options.get("provider") != k8s.urn]
+    # And the entries wait for the cluster itself.
+    [cluster] = doc.by_type("eks:index:Cluster")
+    for entry in (r for r in deployers.values() if r.type == ENTRY):
+        assert cluster.urn in entry.options["dependsOn"]
+
+
+def test_the_creator_gets_no_bootstrap_admin() -> None:
+    doc = plan_stack("dev")
+    [cluster] = doc.by_type("eks:index:Cluster")
+    assert cluster.options["transforms"] == [f"{no_creator_admin.__module__}.{no_creator_admin.__qualname__}"]
+    # pulumi-eks 4.x hard-codes the bootstrap admin on its aws.eks.Cluster child; the transform turns it off
+    # there and touches nothing else.
+    props = {"name": "c", "accessConfig": {"authenticationMode": "API",
+                                           "bootstrapClusterCreatorAdminPermissions": True}}
+    assert without_creator_admin(props) == {"name": "c", "accessConfig": {
+        "authenticationMode": "API", "bootstrapClusterCreatorAdminPermissions": False}}
+    opts = pulumi.ResourceOptions()
+    child = no_creator_admin(pulumi.ResourceTransformArgs(True, "aws:eks/cluster:Cluster", "c-eksCluster",
+                                                          props, opts))
+    assert child is not None
+    assert child.props["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is False and child.opts is opts
+    assert no_creator_admin(pulumi.ResourceTransformArgs(True, "aws:iam/role:Role", "r", {"name": "r"},
+                                                         opts)) is None
+
+
+def test_a_created_cluster_needs_deployers() -> None:
+    config = stack_config("dev")
+    del config["eks-karpenter:access"]["deployers"]
+    text = refusal(config)
+    assert "eks-karpenter:access.deployers: required for a cluster this stack creates" in text
+
+
+def test_a_principal_is_a_deployer_or_an_admin_not_both() -> None:
+    config = stack_config("dev")
+    config["eks-karpenter:access"]["clusterAdmins"] = [CI]
+    assert "EKS allows one access entry per principal" in refusal(config)
+
+
+def test_the_caller_is_never_refused_on_a_later_up() -> None:
+    # The CI role is a deployer and is the identity running `up`: the plan goes through, every time.
+    from eks_karpenter.tools.engine import run_plan
+
+    from tests.support import REPO
+
+    caller = {"aws:index/getCallerIdentity:getCallerIdentity": {
+        "accountId": "123456789012", "userId": "AROA:ci", "arn": "arn:aws:sts::123456789012:assumed-role/"
+        "github-deploy/ci-run-1"}}
+    result = run_plan(REPO, "dev", invoke_results=caller)
+    assert result.error is None, result.error
+    assert CI in {r.inputs["principalArn"] for r in result.document.by_type(ENTRY)}
+
+
+def test_a_cluster_admin_moved_to_deployers_keeps_its_entry() -> None:
+    # dev listed its SSO admin under clusterAdmins before deployers existed: the deployer entry is that entry.
+    doc = plan_stack("dev")
+    [entry] = [r for r in doc.by_type(ENTRY) if r.name == "cluster-deployer-laptop"]
+    assert entry.options["aliases"] == [
+        "urn:pulumi:dev::eks-karpenter::eks-karpenter:index:Access$aws:eks/accessEntry:AccessEntry::"
+        "access-admin-123456789012-role-awsreservedsso_platformadmin_0123456789abcdef"]
+    [assoc] = [r for r in doc.by_type(ASSOC) if r.parent == entry.urn]
+    assert assoc.options["aliases"][0].startswith(
+        "urn:pulumi:dev::eks-karpenter::eks-karpenter:index:Access$aws:eks/accessEntry:AccessEntry$")
+
+
+# --- one identity for both providers ---------------------------------------------------------------------------
+
+def test_the_token_follows_the_aws_provider_identity() -> None:
+    config = stack_config("dev")
+    config["aws:assumeRoles"] = [{"roleArn": CI, "sessionName": "pulumi"}]
+    config["aws:profile"] = "platform"
+    cfg = load(config)
+    assert cfg.access.provider_credentials.role_arn == CI
+    assert cfg.access.provider_credentials.profile == "platform"
+    # What the Cluster component turns into the provider's `aws eks get-token` arguments (test_access.py
+    # checks that step on the component).
+    del config["aws:assumeRoles"], config["aws:profile"]
+    assert load(config).access.provider_credentials.role_arn is None
+
+
+def test_a_token_role_other_than_the_aws_provider_role_is_refused() -> None:
+    config = stack_config("dev")
+    config["aws:assumeRoles"] = [{"roleArn": CI}]
+    config["eks-karpenter:access"]["providerCredentials"] = {"roleArn": PREVIEW}
+    text = refusal(config)
+    assert "eks-karpenter:access.providerCredentials.roleArn: the AWS provider acts as " + CI in text
+
+
+def test_a_token_role_without_an_aws_provider_role_is_refused() -> None:
+    config = stack_config("dev")
+    config["eks-karpenter:access"]["providerCredentials"] = {"roleArn": CI}
+    assert "the AWS provider acts as the process's own credentials" in refusal(config)
+
+
+def test_a_token_profile_other_than_aws_profile_is_refused() -> None:
+    config = stack_config("dev")
+    config["aws:profile"] = "platform"
+    config["eks-karpenter:access"]["providerCredentials"] = {"profile": "other"}
+    assert "access.providerCredentials.profile: the AWS provider uses profile 'platform'" in refusal(config)
+
+
+def test_the_aws_provider_role_must_be_a_declared_deployer() -> None:
+    config = stack_config("dev")
+    config["aws:assumeRoles"] = [{"roleArn": "arn:aws:iam::123456789012:role/someone-else"}]
+    assert "role/someone-else (aws:assumeRoles) runs `pulumi up` here but is not a declared deployer" in \
+        refusal(config)
+
+
+def test_identity_helpers() -> None:
+    identity = aws_provider_identity({"aws:assumeRoles": json.dumps([{"roleArn": "arn:aws:iam::1:role/a"},
+                                                                     {"roleArn": CI}]), "aws:profile": "p"})
+    assert (identity.role_arn, identity.profile) == (CI, "p")
+    assert aws_provider_identity({}).role_arn is None
+    cfg = AccessConfig.model_validate({"deployers": [{"name": "ci", "principalArn": CI}],
+                                       "providerCredentials": {"roleArn": CI}})
+    assert provider_identity_issues(cfg, identity, ("a",), cluster_created=True) == []
+
+
+# --- the template --------------------------------------------------------------------------------------------
+
+def test_the_template_shortcuts_give_a_laptop_deployer_and_a_reachable_endpoint(tmp_path: Path) -> None:
+    config = {"aws:region": "eu-west-1", "eks-karpenter:clusterName": "platform",
+              "eks-karpenter:deployerArn": "arn:aws:iam::123456789012:role/Admin",
+              "eks-karpenter:deployerCidr": "198.51.100.7/32"}
+    result = plan_config(config, tmp_path)
+    assert result.error is None, result.error
+    doc = result.document
+    [cluster] = doc.by_type("eks:index:Cluster")
+    assert cluster.inputs["endpointPublicAccess"] is True
+    assert cluster.inputs["publicAccessCidrs"] == ["198.51.100.7/32"]
+    [entry] = [r for r in doc.by_type(ENTRY) if "-deployer-" in r.name]
+    assert entry.name == "cluster-deployer-laptop"
+    assert entry.inputs["principalArn"] == "arn:aws:iam::123456789012:role/Admin"
+    assert entry.urn in provider(doc).options["dependsOn"]
+
+
+def test_a_shortcut_that_disagrees_with_its_section_is_refused() -> None:
+    config = stack_config("dev")
+    config["eks-karpenter:deployerCidr"] = "198.51.100.7/32"
+    config["eks-karpenter:deployerArn"] = "arn:aws:iam::123456789012:role/Admin"
+    text = refusal(config)
+    assert "eks-karpenter:deployerCidr: eks-karpenter:cluster sets the public endpoint itself" in text
+    assert "eks-karpenter:deployerArn: is not among eks-karpenter:access deployers" in text
