@@ -21,6 +21,8 @@ from tests.support.wheel import copy_project, install_wheel
 
 TEMPLATE = REPO / "templates" / "eks-karpenter"
 PROJECT = "acme-platform"
+ANSWERS = {"deployerArn": "arn:aws:iam::123456789012:role/Admin"}
+"""What a user types at the prompts that have no default."""
 
 
 @pytest.fixture(scope="module")
@@ -39,18 +41,24 @@ def fill_template(dest: Path, project: str = PROJECT, stack: str = "dev") -> dic
             text = path.read_text()
             path.write_text(text.replace("${PROJECT}", project).replace("${DESCRIPTION}", "Our EKS platform"))
     prompts = yaml.safe_load((dest / "Pulumi.yaml").read_text())["template"]["config"]
-    config = {(key if ":" in key else f"{project}:{key}"): str(prompt["default"]) for key, prompt in prompts.items()}
+    config = {(key if ":" in key else f"{project}:{key}"): str(prompt.get("default", ANSWERS.get(key)))
+              for key, prompt in prompts.items()}
     (dest / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
     return config
 
 
-def plan(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+def plan(command: list[str], cwd: Path, env: dict[str, str] | None = None, warnings: int = 0) -> dict[str, Any]:
     proc = subprocess.run([*command, "--format", "json"], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
     document: dict[str, Any] = json.loads(proc.stdout)
-    assert document["warnings"] == []
+    assert len(document["warnings"]) == warnings, document["warnings"]
     return document
+
+
+TEMPLATE_WARNINGS = 1
+"""The template's default `deployerCidr` is 0.0.0.0/0: a laptop reaches the endpoint, and every plan says it is
+open until the user gives their address."""
 
 
 def names(document: dict[str, Any], type_: str) -> set[str]:
@@ -63,8 +71,10 @@ def test_the_template_is_a_pulumi_new_template() -> None:
     assert project["runtime"] == {"name": "python", "options": {"toolchain": "pip", "virtualenv": "venv"}}
     assert project["template"]["description"]
     prompts = project["template"]["config"]
-    assert set(prompts) == {"aws:region", "clusterName"}
-    assert all(p["description"] and p["default"] for p in prompts.values())
+    assert set(prompts) == {"aws:region", "clusterName", "deployerArn", "deployerCidr"}
+    assert all(p["description"] for p in prompts.values())
+    # No default deployer: only the user knows who they deploy as (a made-up ARN would be an entry for nobody).
+    assert {k for k, p in prompts.items() if "default" not in p} == set(ANSWERS) == {"deployerArn"}
     assert re.search(r"^eks-karpenter==\d+\.\d+\.\d+$", (TEMPLATE / "requirements.txt").read_text(), re.M)
     assert "venv/" in (TEMPLATE / ".gitignore").read_text()
     main = (TEMPLATE / "__main__.py").read_text()
@@ -97,6 +107,13 @@ def _assert_platform(document: dict[str, Any]) -> None:
     assert {"karpenter-crd", "karpenter-controller"} <= names(document, "kubernetes:helm.sh/v3:Release")
     assert names(document, "kubernetes:karpenter.sh/v1:NodePool") == {"nodepool-default"}
     assert names(document, "aws:ec2/vpc:Vpc") == {"network-vpc"}
+    # A laptop `pulumi up` reaches the API server as the declared deployer.
+    [cluster] = [r for r in document["resources"] if r["type"] == "eks:index:Cluster"]
+    assert cluster["inputs"]["endpointPublicAccess"] is True and cluster["inputs"]["publicAccessCidrs"] == ["0.0.0.0/0"]
+    [entry] = [r for r in document["resources"] if r["type"] == "aws:eks/accessEntry:AccessEntry"
+               and r["urn"].endswith("::cluster-deployer-laptop")]
+    assert entry["inputs"]["principalArn"] == ANSWERS["deployerArn"]
+    assert any("open to the internet" in w for w in document["warnings"])
 
 
 def test_the_installed_cli_plans_the_template_from_its_folder(installed: tuple[Path, dict[str, str]],
@@ -104,7 +121,7 @@ def test_the_installed_cli_plans_the_template_from_its_folder(installed: tuple[P
     venv, env = installed
     project = tmp_path / "platform"
     config = fill_template(project)
-    document = plan([str(venv / "bin" / "eks-karpenter"), "plan", "--stack", "dev"], project, env)
+    document = plan([str(venv / "bin" / "eks-karpenter"), "plan", "--stack", "dev"], project, env, TEMPLATE_WARNINGS)
     _assert_platform(document)
     assert document["outputs"]["clusterName"] == config[f"{PROJECT}:clusterName"]
     region = config["aws:region"]
@@ -115,7 +132,8 @@ def test_the_installed_cli_plans_the_template_from_its_folder(installed: tuple[P
 def test_python_m_eks_karpenter_cli_plans_the_template(tmp_path: Path) -> None:
     project = tmp_path / "platform"
     fill_template(project)
-    _assert_platform(plan([sys.executable, "-m", "eks_karpenter.tools.cli", "plan", "--stack", "dev"], project))
+    _assert_platform(plan([sys.executable, "-m", "eks_karpenter.tools.cli", "plan", "--stack", "dev"], project,
+                          warnings=TEMPLATE_WARNINGS))
 
 
 def _team_batch(document: dict[str, Any]) -> None:

@@ -275,3 +275,41 @@ def test_readme_documents_the_runner_variables() -> None:
     readme = (REPO / "README.md").read_text()
     for var in ("PULUMI_RUNNER", "PULUMI_RUNNER_PROD", "AWS_DEPLOY_ROLE_ARN", "AWS_PREVIEW_ROLE_ARN"):
         assert f"`{var}`" in readme, var
+
+# --- PR code never holds deploy credentials, and prod's preview waits for a reviewer (issue 22, point 7) ----------
+
+def test_previews_assume_the_read_only_preview_role_never_the_deploy_role() -> None:
+    text = (WORKFLOWS / "pr.yml").read_text()
+    assert "AWS_DEPLOY_ROLE_ARN" not in text, "PR code must never get the deploy role"
+    for job_id, job, _step in pulumi_steps("pr.yml"):
+        roles = [s["with"]["role-to-assume"] for s in steps(job)
+                 if str(s.get("uses", "")).startswith("aws-actions/configure-aws-credentials@")]
+        assert roles == ["${{ vars.AWS_PREVIEW_ROLE_ARN }}"], job_id
+
+
+def test_prod_preview_runs_only_behind_a_reviewed_environment() -> None:
+    for job_id, job, _step in pulumi_steps("pr.yml"):
+        env = str(job.get("environment", ""))
+        assert env, f"{job_id}: no environment: prod's preview would run unreviewed PR code on prod's runner"
+        for stack in job_stacks(job):
+            chosen = EXPRESSION.sub(lambda m, s=stack: repr(_pick(m.group(1), s)), env)
+            assert (chosen == "'preview-production'") == (stack == "prod"), (stack, chosen)
+    # The deploy workflow's prod job is gated as before, and never shares the preview's environment.
+    ((_, prod, _),) = [x for x in pulumi_steps("deploy.yml") if x[2]["with"]["stack-name"] == "prod"]
+    assert prod["environment"] == "production"
+
+
+def _pick(expression: str, stack: str) -> str:
+    """`matrix.stack == 'prod' && 'a' || 'b'` for one stack (the only expression shape the test accepts)."""
+    match = re.fullmatch(r"matrix\.stack == '(\w+)' && '([\w-]+)' \|\| '([\w-]+)'", expression)
+    assert match, expression
+    return match[2] if stack == match[1] else match[3]
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_created_clusters_declare_a_read_only_preview_deployer(stack: str) -> None:
+    # The identity behind AWS_PREVIEW_ROLE_ARN must be able to read the cluster, and only read it.
+    deployers = yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"][
+        "eks-karpenter:access"]["deployers"]
+    previews = [d for d in deployers if d.get("role") == "preview"]
+    assert len(previews) == 1 and previews[0]["name"] == "preview"
