@@ -1,4 +1,5 @@
-"""The smallest stack a `pulumi new` template writes: `aws:region` and `<project>:clusterName`, both flat strings.
+"""The smallest stack a `pulumi new` template writes: `aws:region`, `<project>:clusterName`, `<project>:deployerArn`
+and `<project>:deployerCidr`, all flat strings (the last two: who deploys, and from where; test_deploy_access.py).
 
 The cluster name fills `cluster.name`; the network defaults to a new 10.0.0.0/16 VPC over three zones of the region
 (with a table of regions where `a`, `b`, `c` are not three usable zones)."""
@@ -12,8 +13,22 @@ from eks_karpenter.platform.network.config import ZONE_EXCEPTIONS, default_avail
 from eks_karpenter.platform.network.rules import validate_network
 
 
+DEPLOYER = {"deployerArn": "arn:aws:iam::123456789012:role/Admin", "deployerCidr": "198.51.100.7/32"}
+
+
+def with_deployer(config: dict[str, str], project: str) -> dict[str, str]:
+    """The template's deployer prompts, unless the test's config says otherwise about access or the endpoint."""
+    out = dict(config)
+    partition = "aws-cn" if out.get("aws:region", "").startswith("cn-") else "aws"
+    if f"{project}:access" not in out:
+        out.setdefault(f"{project}:deployerArn", DEPLOYER["deployerArn"].replace("arn:aws:", f"arn:{partition}:"))
+    if "endpointPublicAccess" not in out.get(f"{project}:cluster", ""):
+        out.setdefault(f"{project}:deployerCidr", DEPLOYER["deployerCidr"])
+    return out
+
+
 def load(config: dict[str, str], project: str = "acme-platform") -> StackConfig:
-    return load_stack_config(config, "Pulumi.dev.yaml", project=project)
+    return load_stack_config(with_deployer(config, project), "Pulumi.dev.yaml", project=project)
 
 
 def error(config: dict[str, str], project: str = "acme-platform") -> str:
@@ -37,7 +52,7 @@ def test_a_name_that_reads_as_json_stays_the_string_written() -> None:
 
 def test_cluster_name_fills_a_cluster_section_without_a_name() -> None:
     cfg = load({"aws:region": "eu-west-1", "acme-platform:clusterName": "acme",
-                "acme-platform:cluster": '{"endpointPublicAccess": false}'})
+                "acme-platform:cluster": '{"endpointPublicAccess": false, "apiAccess": {"cidrs": ["10.1.0.0/24"]}}'})
     assert cfg.cluster.name == "acme" and cfg.cluster.endpoint_public_access is False
 
 
