@@ -12,7 +12,6 @@ from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.network.config import ZONE_EXCEPTIONS, default_availability_zones
 from eks_karpenter.platform.network.rules import validate_network
 
-
 DEPLOYER = {"deployerArn": "arn:aws:iam::123456789012:role/Admin", "deployerCidr": "198.51.100.7/32"}
 
 

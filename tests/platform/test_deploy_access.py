@@ -298,3 +298,30 @@ def test_a_shortcut_that_disagrees_with_its_section_is_refused() -> None:
     text = refusal(config)
     assert "eks-karpenter:deployerCidr: eks-karpenter:cluster sets the public endpoint itself" in text
     assert "eks-karpenter:deployerArn: is not among eks-karpenter:access deployers" in text
+
+
+# --- the diff: routine access changes never touch the cluster ------------------------------------------------------
+
+def test_adding_an_api_source_or_a_deployer_changes_no_cluster_resource(tmp_path: Path) -> None:
+    from eks_karpenter.tools.engine.diff import diff_plans
+
+    base = plan_stack("prod")
+    config = stack_config("prod")
+    config["eks-karpenter:cluster"]["apiAccess"]["cidrs"].append("10.101.0.0/24")
+    config["eks-karpenter:access"]["deployers"].append(
+        {"name": "laptop", "principalArn": "arn:aws:iam::123456789012:role/platform-oncall"})
+    result = plan_config(config, tmp_path, stack="prod")
+    assert result.error is None, result.error
+    diff = diff_plans(base, result.document)
+    ops = {(c.resource.type, c.resource.name): c.op for c in diff.changes}
+    assert ops[(RULE, "cluster-api-from-10-101-0-0-24")] == "create"
+    assert ops[(ENTRY, "cluster-deployer-laptop")] == "create"
+    assert ops[(ASSOC, "cluster-deployer-laptop")] == "create"
+    assert all(op != "replace" and op != "delete" for op in ops.values()), ops
+    assert not any(t in ("eks:index:Cluster", "eks:index:ManagedNodeGroup") for t, _ in ops), ops
+
+
+def test_an_ingress_rule_moves_to_another_group_only_by_replacement() -> None:
+    from eks_karpenter.tools.engine.replacements import REPLACE_ON_CHANGE, replacing_paths
+
+    assert replacing_paths(RULE, REPLACE_ON_CHANGE) == ("securityGroupId",)

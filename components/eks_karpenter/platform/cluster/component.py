@@ -58,8 +58,9 @@ class ClusterArgs(TypedDict):
 
 
 class Cluster(pulumi.ComponentResource):
-    """An EKS cluster ready for Karpenter: access-entry auth, OIDC, a tainted on-demand system node group for
-    CoreDNS and the Karpenter controller, pinned add-ons, and the EKS cluster security group tagged as the one
+    """An EKS cluster ready for Karpenter: access-entry auth with an explicit entry per deployer (no bootstrap
+    creator admin), tcp/443 rules for the sources `apiAccess` admits, OIDC, a tainted on-demand system node group
+    for CoreDNS and the Karpenter controller, pinned add-ons, and the EKS cluster security group tagged as the one
     security group Karpenter discovers. With `existing: true` the cluster is looked up, not created."""
 
     cluster_name: pulumi.Output[str]
@@ -96,8 +97,9 @@ class Cluster(pulumi.ComponentResource):
             self._adopt(name, args)
         else:
             self._create(name, args)
-        # The provider authenticates like the exported kubeconfig, plus the stack's own credentials options
-        # (a CI deploy role, a local profile); the exported kubeconfig stays neutral for other stacks.
+        # The provider authenticates like the exported kubeconfig, as the AWS provider's identity (its role and
+        # profile: `providerCredentials`, which follow aws:assumeRoles and aws:profile); the exported kubeconfig
+        # stays neutral for other stacks.
         creds = args.get("providerCredentials") or ProviderCredentials()
         region = args["region"]
         token_kubeconfig: pulumi.Output[str] = pulumi.Output.all(self.endpoint, self.certificate_authority).apply(

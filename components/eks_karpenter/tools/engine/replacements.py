@@ -25,6 +25,8 @@ REPLACE_ON_CHANGE: dict[str, tuple[str, ...]] = {
     "aws:ec2/routeTableAssociation:RouteTableAssociation": ("subnetId", "gatewayId"),
     "aws:ec2/tag:Tag": ("resourceId", "key"),
     "aws:ec2/securityGroup:SecurityGroup": ("name", "namePrefix", "vpcId", "description"),
+    # The API endpoint's ingress rules (cluster.apiAccess): everything but the group is updated in place.
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": ("securityGroupId",),
     # --- cluster ---------------------------------------------------------------------------------------------
     # pulumi-eks' Cluster and ManagedNodeGroup are remote components: the plan records their inputs, not the
     # aws.eks.Cluster / aws.eks.NodeGroup they create. Each entry below is a component input that reaches a
