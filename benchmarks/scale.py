@@ -100,7 +100,14 @@ def options(r):
         protect=o.get("protect"), retain_on_delete=o.get("retainOnDelete"), ignore_changes=o.get("ignoreChanges"),
         replace_on_changes=o.get("replaceOnChanges"), delete_before_replace=o.get("deleteBeforeReplace"),
         import_=o.get("import"), deleted_with=registered.get(o.get("deletedWith")), aliases=o.get("aliases"),
-        custom_timeouts=pulumi.CustomTimeouts(**timeouts) if timeouts else None)
+        custom_timeouts=pulumi.CustomTimeouts(**timeouts) if timeouts else None,
+        transforms=[transform(path) for path in o.get("transforms", [])] or None)
+
+
+def transform(path):
+    """A transform the plan names by its dotted path (module-level functions only)."""
+    module, _, name = path.rpartition(".")
+    return getattr(__import__(module, fromlist=[name]), name)
 
 
 def register(r, matched):
