@@ -16,7 +16,8 @@ from eks_karpenter.config.errors import ConfigError, Issue, Path
 from eks_karpenter.platform.access.config import ProviderCredentials
 from eks_karpenter.platform.cluster import plan as P
 from eks_karpenter.platform.cluster.config import ClusterConfig
-from eks_karpenter.platform.iam.component import NodeRole, iam_name
+from eks_karpenter.platform.iam.component import NodeRole
+from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.iam.policy import partition_of
 from eks_karpenter.platform.wiring import caller_identity
 
@@ -49,6 +50,12 @@ class ClusterArgs(TypedDict):
     providerCredentials: NotRequired[ProviderCredentials]
     """How this program's Kubernetes provider gets its token (role to assume, AWS CLI profile); default: the
     process's AWS credentials. The exported `kubeconfig` never carries them."""
+    protect: NotRequired[bool]
+    """Protect what holds state (the EKS control plane, its secrets KMS key, its log group) from deletion and
+    replacement. Only those: node groups, launch templates, add-ons and the Kubernetes provider stay
+    replaceable, so routine changes go through."""
+    iamNames: NotRequired[IamNames]
+    """How the managed node groups' role is named (default: per region)."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -112,6 +119,7 @@ class Cluster(pulumi.ComponentResource):
     def _create(self, name: str, args: ClusterArgs) -> None:
         cfg, tags = args["config"], args["tags"]
         child = pulumi.ResourceOptions(parent=self)
+        stateful = pulumi.ResourceOptions(parent=self, protect=args.get("protect", False) or None)
         key_arn: pulumi.Input[str] | None = cfg.kms_key_arn
         if cfg.secrets_encryption and key_arn is None:
             account = caller_identity(self).account_id
@@ -120,7 +128,7 @@ class Cluster(pulumi.ComponentResource):
                               policy=account.apply(lambda a: json.dumps(
                                   P.secrets_key_policy(partition, a, args["region"]), sort_keys=True)),
                               enable_key_rotation=True, rotation_period_in_days=365, deletion_window_in_days=30,
-                              tags=tags, opts=child)
+                              tags=tags, opts=stateful)
             aws.kms.Alias(f"{name}-secrets", name=f"alias/eks/{cfg.name}", target_key_id=key.key_id, opts=child)
             key_arn = key.arn
 
@@ -130,7 +138,7 @@ class Cluster(pulumi.ComponentResource):
         if cfg.log_types:
             log_groups.append(aws.cloudwatch.LogGroup(
                 f"{name}-control-plane-logs", name=P.control_plane_log_group(cfg.name),
-                retention_in_days=cfg.log_retention_in_days, tags=tags, opts=child))
+                retention_in_days=cfg.log_retention_in_days, tags=tags, opts=stateful))
 
         mappings = [eks.RoleMappingArgs(role_arn=arn, username="system:node:{{EC2PrivateDNSName}}",
                                         groups=["system:bootstrappers", "system:nodes"])
@@ -160,7 +168,8 @@ class Cluster(pulumi.ComponentResource):
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=False),
             deletion_protection=args["deletionProtection"],
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=log_groups),
+            # Protected on its own: `protect` on this component would reach the node groups and add-ons too.
+            opts=pulumi.ResourceOptions.merge(stateful, pulumi.ResourceOptions(depends_on=log_groups)),
         )
         self.cluster_name = pulumi.Output.from_input(cfg.name)
         # Endpoint and CA come from the kubeconfig pulumi-eks renders: plain data, no resource-typed outputs.
@@ -173,8 +182,9 @@ class Cluster(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
 
         # EKS creates the access entries of managed node groups' roles itself.
+        names = args.get("iamNames") or IamNames(cfg.name, args["region"])
         role = NodeRole(f"{name}-managed-nodes", {
-            "roleName": iam_name(cfg.name, "managed-nodes"), "region": args["region"], "tags": tags,
+            "roleName": names.role("managed-nodes"), "region": args["region"], "tags": tags,
             "description": f"EKS managed node groups of cluster {cfg.name}", "additionalPolicyArns": [],
             "instanceProfile": False}, opts=child)
         sys_cfg = cfg.system_node_group
