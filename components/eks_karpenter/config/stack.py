@@ -19,7 +19,6 @@ from eks_karpenter.config.errors import ConfigError, Issue, Path, issues_from_va
 from eks_karpenter.config.model import Model, aliases, build_validators, empty_dict
 from eks_karpenter.config.stackfile import provider_config_keys, suggest
 from eks_karpenter.platform.access.config import AccessConfig
-from eks_karpenter.platform.iam.names import IamNameStyle
 from eks_karpenter.platform.access.rules import validate_access
 from eks_karpenter.platform.cluster.config import ClusterConfig, ClusterName
 from eks_karpenter.platform.cluster.rules import (
@@ -27,6 +26,7 @@ from eks_karpenter.platform.cluster.rules import (
     validate_cluster_environment,
     validate_kubernetes_version,
 )
+from eks_karpenter.platform.iam.names import IamNameStyle
 from eks_karpenter.platform.interruption.config import InterruptionConfig
 from eks_karpenter.platform.karpenter.config import KarpenterConfig
 from eks_karpenter.platform.karpenter.rules import (
