@@ -162,3 +162,25 @@ def test_reordered_zones_are_refused_appending_one_is_not() -> None:
 
 def test_an_adopted_vpc_has_nothing_to_refuse() -> None:
     assert diff_plans(plan_stack("brownfield"), plan_stack("brownfield")).refused == ()
+
+
+def test_adopting_another_vpc_instead_of_the_created_one_is_refused() -> None:
+    def adopt(c: dict[str, Any]) -> None:
+        c["eks-karpenter:network"] = {
+            "vpcId": "vpc-0a1b2c3d4e5f60718",
+            "privateSubnetIds": {"us-east-1a": "subnet-0a1b2c3d4e5f60001", "us-east-1b": "subnet-0a1b2c3d4e5f60002",
+                                 "us-east-1c": "subnet-0a1b2c3d4e5f60003"}}
+
+    (refusal,) = diff_of(adopt).refused
+    assert refusal.key == "network.vpcId" and "would be deleted" in refusal.message
+
+
+def test_a_launch_template_change_rolls_its_node_group() -> None:
+    def disk(c: dict[str, Any]) -> None:
+        c["eks-karpenter:cluster"]["systemNodeGroup"]["diskSize"] = 80
+
+    diff = diff_of(disk)
+    (fleet,) = diff.fleets
+    assert (fleet.kind, fleet.name) == ("node group", "cluster-system")
+    assert "launch template `cluster-system-lt` gets a new version: rolling update" in fleet.causes[0]
+    assert not [c for c in diff.changes if c.op == "replace"]

@@ -158,6 +158,12 @@ def refusals(changes: Sequence[ResourceChange], old: PlanDocument) -> tuple[Refu
     """Changes to a created VPC that cannot be applied to a running cluster (the stack adopts no VPC)."""
     found: list[Refusal] = []
     vpc = next((c for c in changes if c.resource.type == VPC and c.op in ("replace", "delete")), None)
+    if vpc is not None and vpc.op == "delete":
+        found.append(Refusal("network.vpcId", "the VPC this stack created would be deleted (the network section now "
+                             "adopts a VPC, or was removed): the running cluster, its nodes and load balancers sit "
+                             "in it. Restore the network section. To run in another VPC, create a new stack "
+                             "there, move the workloads, then destroy this one"))
+        return tuple(found)
     if vpc is not None:
         cidr = next((p for p in vpc.properties if p.path == ("cidrBlock",)), None)
         shown = f" ({cidr.old} -> {cidr.new})" if cidr is not None else ""
