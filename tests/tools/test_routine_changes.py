@@ -184,3 +184,22 @@ def test_a_launch_template_change_rolls_its_node_group() -> None:
     assert (fleet.kind, fleet.name) == ("node group", "cluster-system")
     assert "launch template `cluster-system-lt` gets a new version: rolling update" in fleet.causes[0]
     assert not [c for c in diff.changes if c.op == "replace"]
+
+
+def test_removing_a_pool_names_its_nodes_as_terminated_unpaced() -> None:
+    def remove(c: dict[str, Any]) -> None:
+        c["eks-karpenter:nodePools"] = [p for p in c["eks-karpenter:nodePools"] if p["name"] != "arm64"]
+
+    (fleet,) = diff_of(remove).fleets
+    assert (fleet.kind, fleet.name) == ("NodePool", "arm64")
+    assert "drains and terminates every node" in fleet.causes[0] and fleet.pacing.startswith("no budget")
+
+
+def test_a_pool_whose_budgets_all_exclude_drift_says_drift_is_unpaced() -> None:
+    def budgets(c: dict[str, Any]) -> None:
+        general = next(p for p in c["eks-karpenter:nodePools"] if p["name"] == "general")
+        general["disruption"]["budgets"] = [{"nodes": "10%", "reasons": ["Underutilized"]}]
+        general["instanceCategories"] = ["c", "m"]
+
+    (fleet,) = diff_of(budgets).fleets
+    assert fleet.pacing == "no disruption budget covers `Drifted`: every drifted node may be replaced at once"

@@ -88,12 +88,7 @@ def build_platform(cfg: StackConfig) -> None:
     karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets)
     _node_objects(st, karpenter, node_role_name)
     if cfg.node_termination_handler.enabled:
-        NodeTerminationHandler("node-termination-handler", {
-            "config": cfg.node_termination_handler, "clusterName": st.name, "tags": st.tags,
-            "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
-        }, opts=pulumi.ResourceOptions(
-            providers={"kubernetes": cluster.provider},
-            depends_on=[*cluster.ready, *_in(namespaces, cfg.node_termination_handler.namespace)]))
+        _node_termination_handler(st, cluster, namespaces)
     _export(st, network, cluster, node_role, node_role_name, iam, karpenter, queue, access)
 
 
@@ -225,6 +220,15 @@ def _node_objects(st: _Stack, karpenter: Karpenter, node_role_name: str) -> None
                  opts=pulumi.ResourceOptions(parent=karpenter,
                                              depends_on=[karpenter.controller, classes[pool.node_class]],
                                              custom_timeouts=finalized))
+
+
+def _node_termination_handler(st: _Stack, cluster: Cluster, namespaces: Namespaces | None) -> None:
+    nth = st.cfg.node_termination_handler
+    NodeTerminationHandler("node-termination-handler", {
+        "config": nth, "clusterName": st.name, "tags": st.tags,
+        "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
+    }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
+                                   depends_on=[*cluster.ready, *_in(namespaces, nth.namespace)]))
 
 
 def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole, node_role_name: str,
