@@ -508,3 +508,18 @@ def test_upstream_dir_layout_is_what_the_tests_expect() -> None:
     if UPSTREAM.is_dir():
         for path in (CHART / "values.yaml", CHART / "templates" / "deployment.yaml", CRD_CHART / "values.yaml"):
             assert Path(path).is_file(), path
+
+
+def test_the_controller_gets_its_region_from_the_environment_not_imds() -> None:
+    values = controller_values(config(), cluster_name="eks-prod", cluster_endpoint=ENDPOINT,
+                               interruption_queue_name=None, irsa_role_arn=None, region="eu-west-1")
+    assert values["controller"]["env"] == [{"name": "AWS_REGION", "value": "eu-west-1"}]
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
+def test_every_stack_gives_the_controller_its_region(stack: str) -> None:
+    from tests.support import plan_stack, stack_config
+
+    release = plan_stack(stack).get("kubernetes:helm.sh/v3:Release", "karpenter-controller")
+    env = release.inputs["values"]["controller"]["env"]
+    assert {"name": "AWS_REGION", "value": stack_config(stack)["aws:region"]} in env

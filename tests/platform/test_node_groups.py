@@ -43,7 +43,8 @@ def test_launch_templates_require_imdsv2_encrypt_gp3_and_tag_instances_and_volum
     (template,) = doc.by_type(LT)
     meta = template.inputs["metadataOptions"]
     assert meta["httpTokens"] == "required" and meta["httpEndpoint"] == "enabled"
-    assert meta["httpPutResponseHopLimit"] == 2
+    # 1: no pod on the system nodes needs IMDS (the controller gets AWS_REGION, credentials from Pod Identity)
+    assert meta["httpPutResponseHopLimit"] == 1
     (volume,) = template.inputs["blockDeviceMappings"]
     assert volume["deviceName"] == "/dev/xvda"
     assert volume["ebs"] == {"volumeSize": 50, "volumeType": "gp3", "encrypted": "true",

@@ -119,7 +119,7 @@ def test_default_pool_manifest_exactly() -> None:
             "template": {"spec": {
                 "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
                 "requirements": DEFAULT_REQUIREMENTS,
-                "expireAfter": "336h",
+                "expireAfter": "720h",
                 "terminationGracePeriod": "48h",
             }},
             "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "1m",
@@ -154,7 +154,7 @@ def test_defaults_are_spot_first_and_cost_minded() -> None:
     assert cfg.min_generation == 3
     assert cfg.limits == {"cpu": "1000", "memory": "1000Gi"}
     assert cfg.disruption.consolidation_policy == "WhenEmptyOrUnderutilized"
-    assert cfg.expire_after == "336h"
+    assert cfg.expire_after == "720h"  # Karpenter v1's default; expiry ignores disruption budgets
     assert cfg.node_class == "default"
     assert NodeClassConfig(name="c").ami_selector_terms[0].alias == versions.AMI_ALIAS
 

@@ -597,3 +597,8 @@ def test_component_refuses_disabled_config_and_irsa_without_oidc() -> None:
         NodeTerminationHandler("nth", {"config": NthConfig(), "clusterName": "demo", "tags": {}})
     with pytest.raises(ValueError, match="oidcProviderArn and oidcIssuer"):
         nth(queue(identity="irsa"))
+
+
+def test_queue_mode_names_its_region_so_it_never_asks_imds() -> None:
+    # The system nodes run with IMDS hop limit 1: a pod there cannot read the region from instance metadata.
+    assert queue_values()["awsRegion"] == QUEUE_URL.split(".")[1]

@@ -11,6 +11,7 @@ from eks_karpenter import versions
 from eks_karpenter.platform.cluster.plan import SYSTEM_LABEL_KEY
 from eks_karpenter.platform.interruption import INTERRUPTION_EVENTS
 from eks_karpenter.tools.engine import PlanDocument, PlannedResource, plan_program
+from eks_karpenter.tools.engine.diff import diff_plans
 
 from tests.support import REPO, STACKS, plan_config, plan_stack, stack_config
 
@@ -66,7 +67,7 @@ def test_prod_cluster_is_private_encrypted_logged_and_protected() -> None:
     assert key.inputs["enableKeyRotation"] is True
     assert c.inputs["encryptionConfigKeyArn"].startswith("arn:aws:kms:us-east-1:")
     assert c.inputs["deletionProtection"] is True
-    assert doc.get("eks-karpenter:index:Cluster", "cluster").options.get("protect") is True
+    assert c.options.get("protect") is True
 
 
 def test_dev_cluster_public_endpoint_is_open_to_hosted_runners_and_unencrypted() -> None:
@@ -233,12 +234,34 @@ def test_karpenter_releases_values_and_order(stack: str) -> None:
         assert dep.urn in controller.dependencies
 
 
-def test_prod_protects_stateful_resources() -> None:
+STATEFUL_TYPES = {"aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "eks:index:Cluster", "aws:kms/key:Key",
+                  "aws:cloudwatch/logGroup:LogGroup"}
+
+
+def test_prod_protects_what_holds_state_and_nothing_replaceable() -> None:
     doc = plan_stack("prod")
-    for type_, name in [("eks-karpenter:index:Network", "network"), ("eks-karpenter:index:Cluster", "cluster")]:
-        assert doc.get(type_, name).options.get("protect") is True
-    # the interruption queue holds only transient messages: not protected, so it can be recreated
-    assert "protect" not in doc.get("eks-karpenter:index:InterruptionQueue", "interruption").options
+    protected = {(r.type, r.name) for r in doc.resources if r.options.get("protect")}
+    stateful = {(r.type, r.name) for r in doc.resources if r.type in STATEFUL_TYPES}
+    assert protected == stateful
+    assert {t for t, _ in protected} == STATEFUL_TYPES  # prod has each: VPC, subnets, cluster, key, log groups
+    # Components protect nothing themselves, so nothing inherits it: node groups, launch templates, add-ons,
+    # the Kubernetes provider, IAM, the interruption queue stay replaceable.
+    for type_ in ("eks-karpenter:index:Network", "eks-karpenter:index:Cluster", MNG, ADDON,
+                  "aws:ec2/launchTemplate:LaunchTemplate", "pulumi:providers:kubernetes", "aws:iam/role:Role",
+                  "eks-karpenter:index:InterruptionQueue"):
+        assert doc.by_type(type_) and not any(r.options.get("protect") for r in doc.by_type(type_)), type_
+
+
+def test_an_unprotected_stack_protects_nothing() -> None:
+    assert not [r.urn for r in plan_stack("dev").resources if r.options.get("protect")]
+
+
+def test_nat_gateways_delete_first_and_the_internet_gateway_follows_its_vpc() -> None:
+    doc = plan_stack("prod")
+    # The Elastic IP outlives a NAT replacement: the old gateway must release it before the new one takes it.
+    assert all(n.options.get("deleteBeforeReplace") is True for n in doc.by_type("aws:ec2/natGateway:NatGateway"))
+    (igw,) = doc.by_type("aws:ec2/internetGateway:InternetGateway")
+    assert igw.options.get("replaceOnChanges") == ["vpcId"]
 
 
 SLR = "aws:iam/serviceLinkedRole:ServiceLinkedRole"
@@ -263,10 +286,19 @@ def test_spot_service_linked_role_default_looks_up_then_creates_in_a_fresh_accou
     assert slr.options.get("retainOnDelete") is True
 
 
-def test_spot_service_linked_role_default_registers_nothing_in_a_used_account() -> None:
-    doc = plan_program(REPO, "dev", invoke_results=USED_ACCOUNT)
-    assert GET_ROLES in doc.invoke_tokens
-    assert doc.by_type(SLR) == []
+def test_spot_service_linked_role_default_imports_it_in_a_used_account() -> None:
+    # Same URN and inputs in a fresh and a used account: the `up` after the one that created it finds it and
+    # keeps it (an import of the id already in the state is a no-op), so it never flips out of the state.
+    fresh, used = plan_stack("dev"), plan_program(REPO, "dev", invoke_results=USED_ACCOUNT)
+    assert GET_ROLES in used.invoke_tokens
+    slr = only(used, SLR)
+    assert slr.urn == only(fresh, SLR).urn and slr.inputs == only(fresh, SLR).inputs
+    assert slr.options["import"] == USED_ACCOUNT[GET_ROLES]["arns"][0]
+    assert slr.options.get("retainOnDelete") is True
+    assert "import" not in only(fresh, SLR).options
+    # What AWS sets on the role is not fought, so the import matches it.
+    assert {"description", "customSuffix", "tags"} <= set(slr.options["ignoreChanges"])
+    assert not diff_plans(fresh, used).has_changes
 
 
 def test_spot_service_linked_role_explicit_choices() -> None:

@@ -68,12 +68,13 @@ def test_dev_has_one_nat_and_prod_one_per_zone() -> None:
     assert len({r.inputs["natGatewayId"] for r in routes}) == 3
 
 
-def test_prod_protects_the_network() -> None:
+def test_prod_protects_the_vpc_and_subnets_not_the_network_component() -> None:
     doc = plan_stack("prod")
-    network = doc.get("eks-karpenter:index:Network", "network")
-    assert network.options.get("protect") is True
-    # children inherit protection from the component
-    assert plan_stack("dev").get("eks-karpenter:index:Network", "network").options.get("protect") is None
+    # On the component, `protect` would reach route tables, gateways and NAT, which routine changes replace.
+    assert "protect" not in doc.get("eks-karpenter:index:Network", "network").options
+    protected = {r.type for r in doc.resources if r.options.get("protect") and r.type.startswith("aws:ec2/")}
+    assert protected == {"aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet"}
+    assert all(s.options.get("protect") is True for s in doc.by_type(SUBNET))
 
 
 def test_brownfield_tags_adopted_subnets_and_creates_none() -> None:

@@ -71,15 +71,23 @@ def test_a_version_past_end_of_extended_support_is_refused() -> None:
                "end of EKS extended support")
 
 
-def test_a_version_in_extended_support_needs_the_opt_in() -> None:
-    refused_at(dev(version="1.33"), f"{CLU}.version", "upgradePolicy.supportType: EXTENDED")
+def test_a_version_past_standard_support_is_never_refused() -> None:
+    # The running cluster may need an emergency change today: a warning (below), not a refusal.
+    end = versions.EKS_KUBERNETES_SUPPORT["1.34"].end_of_standard
+    assert problems(dev(version="1.34"), today=end + timedelta(days=1)) == []
+    assert problems(dev(version="1.33")) == []
     assert problems(dev(version="1.33", upgradePolicy={"supportType": "EXTENDED"})) == []
 
 
-def test_the_date_decides() -> None:
-    end = versions.EKS_KUBERNETES_SUPPORT["1.34"].end_of_standard
-    assert problems(dev(version="1.34"), today=end) == []
-    refused_at(dev(version="1.34"), f"{CLU}.version", "left EKS standard support", today=end + timedelta(days=1))
+def test_past_standard_support_warns_that_eks_may_upgrade_it_and_refresh_comes_first() -> None:
+    from eks_karpenter.platform.cluster.config import ClusterConfig
+    from eks_karpenter.platform.cluster.rules import version_warnings
+
+    s = versions.EKS_KUBERNETES_SUPPORT["1.34"]
+    (warning,) = version_warnings(ClusterConfig(name="c", version="1.34"), s.end_of_standard + timedelta(days=1))
+    assert "left EKS standard support on 2026-12-02" in warning
+    assert "EKS may upgrade the control plane" in warning and "`pulumi refresh` first" in warning
+    assert "upgradePolicy.supportType: EXTENDED" in warning
 
 
 def test_version_rules_do_not_apply_to_an_existing_cluster() -> None:

@@ -57,7 +57,7 @@ def test_identical_plans_say_no_changes() -> None:
     plan = plan_stack("dev")
     diff = diff_plans(plan, PlanDocument.from_json(plan.to_json()))
     assert not diff.has_changes
-    assert diff.counts() == {"create": 0, "update": 0, "replace": 0, "delete": 0}
+    assert diff.counts() == {"create": 0, "update": 0, "replace": 0, "delete": 0, "forget": 0}
     assert diff.unchanged == len(plan.resources)
     assert "No changes" in render_diff_markdown(diff)
 
@@ -81,7 +81,7 @@ def test_tag_change_is_an_update() -> None:
     plan = plan_stack("dev")
     new = edited(plan, VPC, "network-vpc", lambda i: i["tags"].update(environment="qa"))
     diff = diff_plans(plan, new)
-    assert diff.counts() == {"create": 0, "update": 1, "replace": 0, "delete": 0}
+    assert diff.counts() == {"create": 0, "update": 1, "replace": 0, "delete": 0, "forget": 0}
     (prop,) = diff.changes[0].properties
     assert prop.label == "tags.environment" and not prop.replaces
     assert "`tags.environment`: `\"dev\"` → `\"qa\"`" in render_diff_markdown(diff)
@@ -94,7 +94,7 @@ def test_created_and_deleted_resources_are_counted() -> None:
     new = PlanDocument(project=plan.project, stack=plan.stack,
                        resources=[r for r in plan.resources if r.urn != gone.urn] + [added])
     diff = diff_plans(plan, new)
-    assert diff.counts() == {"create": 1, "update": 0, "replace": 0, "delete": 1}
+    assert diff.counts() == {"create": 1, "update": 0, "replace": 0, "delete": 1, "forget": 0}
     ops = {c.resource.urn: c.op for c in diff.changes}
     assert ops == {added.urn: "create", gone.urn: "delete"}
     assert "**1** to create · **0** to update · **0** to replace · **1** to delete" in render_diff_markdown(diff)
@@ -275,9 +275,41 @@ def test_cli_diff_of_two_plan_files(tmp_path: Path, capsys: pytest.CaptureFixtur
     new = edited(new, VPC, "network-vpc", lambda i: i["tags"].update(environment="qa"))
     (tmp_path / "old.json").write_text(plan.to_json())
     (tmp_path / "new.json").write_text(new.to_json())
+    # A created VPC's subnet replaced (its zone's range moved): written out, and refused with exit status 3.
+    assert main(["diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 3
+    captured = capsys.readouterr()
+    assert "**1** to update · **1** to replace" in captured.out and f"`{subnet.name}`" in captured.out
+    assert captured.err.startswith("error: refused: network.availabilityZones:")
+
+
+def test_cli_diff_exits_0_on_a_change_up_can_carry_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = plan_stack("dev")
+    new = edited(plan, VPC, "network-vpc", lambda i: i["tags"].update(environment="qa"))
+    (tmp_path / "old.json").write_text(plan.to_json())
+    (tmp_path / "new.json").write_text(new.to_json())
     assert main(["diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 0
-    out = capsys.readouterr().out
-    assert "**1** to update · **1** to replace" in out and f"`{subnet.name}`" in out
+    assert "**1** to update" in capsys.readouterr().out
+
+
+def test_a_retained_resource_leaving_the_state_is_forgotten_not_deleted() -> None:
+    slr = res("aws:iam/serviceLinkedRole:ServiceLinkedRole", "spot-slr", {"awsServiceName": "spot.amazonaws.com"},
+              options={"retainOnDelete": True})
+    plain = res(SUBNET, "gone", {"cidrBlock": "10.0.0.0/24"})
+    diff = diff_plans(doc(slr, plain), doc())
+    assert {c.resource.name: c.op for c in diff.changes} == {"spot-slr": "forget", "gone": "delete"}
+    text = render_diff_markdown(diff)
+    assert "**1** to forget" in text and "| ○ forget |" in text
+    assert "only leave this stack's state and stay in the account: `spot-slr`" in text
+
+
+def test_an_import_option_on_a_resource_already_in_the_state_is_no_change() -> None:
+    # The spot service-linked role: created in a fresh account, imported (same id) on every later run.
+    created = res("aws:iam/serviceLinkedRole:ServiceLinkedRole", "spot-slr", {"awsServiceName": "spot.amazonaws.com"},
+                  options={"retainOnDelete": True})
+    imported = res("aws:iam/serviceLinkedRole:ServiceLinkedRole", "spot-slr",
+                   {"awsServiceName": "spot.amazonaws.com"},
+                   options={"retainOnDelete": True, "import": "arn:aws:iam::123456789012:role/x"})
+    assert not diff_plans(doc(created), doc(imported)).has_changes
 
 
 @pytest.mark.parametrize("argv", [

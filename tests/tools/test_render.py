@@ -29,7 +29,7 @@ def test_prod_tree_shows_each_pools_capacity_shape_limits_and_disruption() -> No
     assert general[1] == ("capacity: spot, on-demand · arch: amd64 · os: linux · categories: c, m, r · "
                           "generation: > 5 · sizes: not metal, metal-12xl, metal-16xl, metal-24xl, metal-32xl, "
                           "metal-48xl, metal-96xl, 24xlarge, 48xlarge")
-    assert general[2] == "limits: cpu 1000, memory 1000Gi · class default · expireAfter 336h"
+    assert general[2] == "limits: cpu 1000, memory 1000Gi · class default · expireAfter 720h"
     assert general[3] == ("disruption: WhenEmptyOrUnderutilized after 5m · budgets: nodes 10%; "
                           'nodes 0 from "0 8 * * mon-fri" for 10h (Underutilized, Drifted)')
     critical = _block(tree, "nodepool-critical")

@@ -27,6 +27,7 @@ from eks_karpenter.platform.cluster.rules import (
     validate_cluster_environment,
     validate_kubernetes_version,
 )
+from eks_karpenter.platform.iam.names import IamNameStyle
 from eks_karpenter.platform.interruption.config import InterruptionConfig
 from eks_karpenter.platform.karpenter.config import KarpenterConfig
 from eks_karpenter.platform.karpenter.rules import (
@@ -83,7 +84,7 @@ class StackConfig(Model):
     Default: one class `default` (pinned AL2023 alias, discovery-tag selectors, the platform's node role)."""
     node_pools: list[NodePoolConfig] = Field(default_factory=default_node_pools)
     """`eks-karpenter:nodePools`: Karpenter NodePools. Default: one spot-first pool `default` (c/m/r, generation
-    3 or newer, on-demand fallback, consolidation, 14-day expiry, 1000 CPU / 1000Gi limits)."""
+    3 or newer, on-demand fallback, consolidation, 30-day expiry, 1000 CPU / 1000Gi limits)."""
     interruption: InterruptionConfig = Field(default_factory=InterruptionConfig)
     """`eks-karpenter:interruption`: Karpenter's interruption queue (SQS + EventBridge), on by default."""
     node_termination_handler: NthConfig = Field(default_factory=NthConfig)
@@ -96,7 +97,15 @@ class StackConfig(Model):
     tags: dict[TagKey, TagValue] = Field(default_factory=empty_dict)
     """`eks-karpenter:tags`: tags on every AWS resource, for cost allocation."""
     protect: bool = False
-    """`eks-karpenter:protect`: protect stateful resources (VPC, subnets, cluster, KMS key) from deletion."""
+    """`eks-karpenter:protect`: protect what holds state (the VPC, its subnets, the EKS control plane, its KMS
+    key, the log groups) from deletion and replacement. Nothing replaceable is protected (node groups, launch
+    templates, add-ons, IAM, the Kubernetes provider), so routine changes go through."""
+    iam_names: IamNameStyle = "regional"
+    """`eks-karpenter:iamNames`: how IAM roles and policies are named. `regional` (default):
+    `<cluster>-<purpose>-<region>`, so one cluster name in two regions does not collide (IAM names are
+    account-wide); too long a name is cut with a hash suffix. `legacy`: `<cluster>-<purpose>`, the names of
+    stacks deployed before 0.x: keep it on such a stack, since a renamed role is a replaced role (running nodes
+    lose their access entry); docs/UPGRADING.md says how to move."""
 
 
 # Project keys read from the stack file, in the order they are reported.

@@ -10,9 +10,11 @@ terminate the instances it launched instead of leaving them running.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 import pulumi
+import pulumi_aws as aws
 
 from eks_karpenter import tags
 from eks_karpenter.config.running import locate_stack_file, read_stack_config
@@ -21,7 +23,8 @@ from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.component import lookup_existing_cluster
 from eks_karpenter.platform.cluster.rules import endpoint_warnings, version_warnings
-from eks_karpenter.platform.iam import KarpenterIam, NodeRole, iam_name
+from eks_karpenter.platform.iam import KarpenterIam, NodeRole
+from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
@@ -44,73 +47,134 @@ def today() -> date:
     return datetime.now(UTC).date()
 
 
+@dataclass(frozen=True)
+class _Stack:
+    """What every step reads: the validated config and the names derived from it once."""
+
+    cfg: StackConfig
+    tags: dict[str, str]
+    project: str
+    source: str
+    """The stack file, for errors only a look-up finds."""
+    iam: IamNames
+
+    @property
+    def name(self) -> str:
+        return self.cfg.cluster.name
+
+
 def build_platform(cfg: StackConfig) -> None:
     """Register the platform for one validated stack config and export its outputs."""
-    name = cfg.cluster.name
+    _warn(cfg)
+    project = pulumi.get_project()  # errors name the keys as the user's stack file spells them
+    _, source = locate_stack_file(project, pulumi.get_stack())
+    st = _Stack(cfg, tags.base_tags(cfg.cluster.name, cfg.tags), project, source,
+                IamNames(cfg.cluster.name, cfg.region, cfg.iam_names))
+    # An existing cluster is looked up before anything is registered: if it cannot take Karpenter's nodes, the
+    # error leaves nothing half-created.
+    existing = lookup_existing_cluster(st.name, source, (f"{project}:cluster",)) if cfg.cluster.existing else None
+
+    network = _network(st)
+    private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
+    # An explicit name: EC2NodeClasses name the role (or its instance profile) before it exists.
+    node_role_name = st.iam.role("karpenter-node")
+    node_role = _node_role(st, node_role_name)
+    cluster = _cluster(st, network, private_subnets, node_role, existing)
+    access = _access(st, cluster)
+    queue = InterruptionQueue("interruption", {"clusterName": st.name, "tags": st.tags}) \
+        if cfg.interruption.enabled else None
+    iam = _karpenter_iam(st, cluster, node_role, queue)
+    namespaces = _namespaces(st, cluster)
+    karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets)
+    _node_objects(st, karpenter, node_role_name)
+    if cfg.node_termination_handler.enabled:
+        _node_termination_handler(st, cluster, namespaces)
+    _export(st, network, cluster, node_role, node_role_name, iam, karpenter, queue, access)
+
+
+def _warn(cfg: StackConfig) -> None:
     for warning in [*version_warnings(cfg.cluster, today()), *endpoint_warnings(cfg.cluster),
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect)]:
         pulumi.log.warn(warning)
-    stack_tags = tags.base_tags(name, cfg.tags)
-    stateful = pulumi.ResourceOptions(protect=cfg.protect)
-    kcfg = cfg.karpenter
 
-    project = pulumi.get_project()  # errors name the keys as the user's stack file spells them
-    _, source = locate_stack_file(project, pulumi.get_stack())
-    # An existing cluster is looked up before anything is registered: if it cannot take Karpenter's nodes, the
-    # error leaves nothing half-created.
-    existing = lookup_existing_cluster(name, source, (f"{project}:cluster",)) if cfg.cluster.existing else None
 
-    network = Network("network", {"clusterName": name, "config": cfg.network, "tags": stack_tags}, opts=stateful)
-    private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
+def _network(st: _Stack) -> Network:
+    # Not protected as a whole: `protect` would reach every child. The component protects the VPC, subnets and
+    # log group only, so route tables, gateways and NAT stay replaceable.
+    return Network("network", {"clusterName": st.name, "config": st.cfg.network, "tags": st.tags,
+                               "protect": st.cfg.protect})
 
-    # An explicit name: EC2NodeClasses name the role (or its instance profile) before it exists.
-    node_role_name = iam_name(name, "karpenter-node")
-    node_role = NodeRole("karpenter-node-role", {
-        "roleName": node_role_name, "description": f"Nodes Karpenter launches for EKS cluster {name}",
-        "region": cfg.region, "tags": stack_tags,
+
+def _node_role(st: _Stack, role_name: str) -> NodeRole:
+    kcfg = st.cfg.karpenter
+    return NodeRole("karpenter-node-role", {
+        "roleName": role_name, "description": f"Nodes Karpenter launches for EKS cluster {st.name}",
+        "region": st.cfg.region, "tags": st.tags,
         "additionalPolicyArns": list(kcfg.node_role.additional_policy_arns),
         "instanceProfile": kcfg.node_role.instance_profile,
     })
 
-    cluster = Cluster("cluster", {
+
+def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[str]], node_role: NodeRole,
+             existing: aws.eks.GetClusterResult | None) -> Cluster:
+    cfg = st.cfg
+    # Not protected as a whole either: the component protects the control plane, KMS key and log group; node
+    # groups, launch templates, add-ons and the Kubernetes provider are replaced by routine changes.
+    return Cluster("cluster", {
         "config": cfg.cluster, "region": cfg.region, "vpcId": network.vpc_id, "privateSubnetIds": private_subnets,
-        "tags": stack_tags, "awsAuthRoleArns": [node_role.role_arn],
-        "lookupOidcProvider": kcfg.identity == "irsa", "deletionProtection": cfg.protect,
+        "tags": st.tags, "awsAuthRoleArns": [node_role.role_arn],
+        "lookupOidcProvider": cfg.karpenter.identity == "irsa", "deletionProtection": cfg.protect,
         "providerCredentials": cfg.access.provider_credentials, "deployers": cfg.access.deployers,
-        "adminsComponent": "access", "source": source,
-        "configPath": (f"{project}:cluster",), "existingCluster": existing,
-    }, opts=stateful)
+        "adminsComponent": "access", "source": st.source,
+        "configPath": (f"{st.project}:cluster",), "existingCluster": existing,
+        "protect": cfg.protect, "iamNames": st.iam,
+    })
 
-    # People, CI roles and consumer stacks' deploy roles: access entries with access-policy associations.
-    access = Access("access", {
-        "clusterName": name, "region": cfg.region, "config": cfg.access, "configPath": (f"{project}:access",),
-        "source": source, "tags": stack_tags,
-    }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider})) \
-        if cfg.access.cluster_admins or cfg.access.teams else None
 
-    queue = InterruptionQueue("interruption", {"clusterName": name, "tags": stack_tags}) \
-        if cfg.interruption.enabled else None
+def _access(st: _Stack, cluster: Cluster) -> Access | None:
+    """People, CI roles and consumer stacks' deploy roles: access entries with access-policy associations."""
+    cfg = st.cfg
+    if not (cfg.access.cluster_admins or cfg.access.teams):
+        return None
+    return Access("access", {
+        "clusterName": st.name, "region": cfg.region, "config": cfg.access, "configPath": (f"{st.project}:access",),
+        "source": st.source, "tags": st.tags,
+    }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider}))
 
-    iam = KarpenterIam("karpenter-iam", {
-        "clusterName": name, "region": cfg.region, "identity": kcfg.identity, "namespace": kcfg.namespace,
+
+def _karpenter_iam(st: _Stack, cluster: Cluster, node_role: NodeRole,
+                   queue: InterruptionQueue | None) -> KarpenterIam:
+    kcfg = st.cfg.karpenter
+    return KarpenterIam("karpenter-iam", {
+        "clusterName": st.name, "region": st.cfg.region, "identity": kcfg.identity, "namespace": kcfg.namespace,
         "nodeRoleArn": node_role.role_arn, "interruptionQueueArn": queue.queue_arn if queue else None,
         "zonalShift": kcfg.zonal_shift,
         "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
-        "spotServiceLinkedRole": kcfg.spot_service_linked_role, "tags": stack_tags,
+        "spotServiceLinkedRole": kcfg.spot_service_linked_role, "tags": st.tags, "iamNames": st.iam,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster]))
 
-    in_cluster = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
+
+def _namespaces(st: _Stack, cluster: Cluster) -> Namespaces | None:
+    cfg = st.cfg
     wanted = platform_namespaces(
-        karpenter=kcfg.namespace,
+        karpenter=cfg.karpenter.namespace,
         node_termination_handler=cfg.node_termination_handler.namespace if cfg.node_termination_handler.enabled
         else None,
         teams=[(team.name, team.namespaces) for team in cfg.access.teams])
-    namespaces = Namespaces("namespaces", {"namespaces": wanted, "deleteTimeout": kcfg.delete_timeout},
-                            opts=in_cluster) if wanted else None
+    if not wanted:
+        return None
+    return Namespaces("namespaces", {"namespaces": wanted, "deleteTimeout": cfg.karpenter.delete_timeout},
+                      opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
-    def namespace(name: str) -> list[pulumi.Resource]:
-        return namespaces.for_namespace(name) if namespaces else []
 
+def _in(namespaces: Namespaces | None, name: str) -> list[pulumi.Resource]:
+    return namespaces.for_namespace(name) if namespaces else []
+
+
+def _karpenter(st: _Stack, cluster: Cluster, iam: KarpenterIam, node_role: NodeRole,
+               queue: InterruptionQueue | None, namespaces: Namespaces | None,
+               private_subnets: pulumi.Output[list[str]]) -> Karpenter:
+    kcfg = st.cfg.karpenter
     # Everything the controller needs running before it starts, and still there while it drains nodes on
     # destroy (NodePools and EC2NodeClasses depend on the controller, so they are deleted first): node groups
     # and add-ons, every piece of its IAM (the attachments are the role's children, which a depends_on on the
@@ -119,31 +183,36 @@ def build_platform(cfg: StackConfig) -> None:
     # role as well) keeps one dependency per class while destroy still removes every class before the role.
     controller_needs: list[pulumi.Resource] = [*cluster.ready, *iam.ready, *node_role.ready,
                                                *([queue] if queue else []),
-                                               *namespace(kcfg.namespace)]
+                                               *_in(namespaces, kcfg.namespace)]
     if kcfg.controller_on_fargate:
         controller_needs.append(KarpenterFargateProfile("karpenter-fargate", {
-            "clusterName": name, "region": cfg.region, "namespace": kcfg.namespace, "subnetIds": private_subnets,
-            "tags": stack_tags}, opts=pulumi.ResourceOptions(depends_on=[cluster])))
-
-    karpenter = Karpenter("karpenter", {
-        "config": kcfg, "clusterName": name, "clusterEndpoint": cluster.endpoint,
+            "clusterName": st.name, "region": st.cfg.region, "namespace": kcfg.namespace,
+            "subnetIds": private_subnets, "tags": st.tags, "iamNames": st.iam},
+            opts=pulumi.ResourceOptions(depends_on=[cluster])))
+    return Karpenter("karpenter", {
+        "config": kcfg, "clusterName": st.name, "clusterEndpoint": cluster.endpoint, "region": st.cfg.region,
         "interruptionQueueName": queue.queue_name if queue else None,
         "controllerRoleArn": iam.controller_role_arn, "dependsOn": controller_needs,
-        "deleteTimeout": kcfg.delete_timeout, "systemNodeGroup": not cfg.cluster.existing,
-    }, opts=in_cluster)
+        "deleteTimeout": kcfg.delete_timeout, "systemNodeGroup": not st.cfg.cluster.existing,
+    }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
-    # Classes and pools belong to the Karpenter layer and need its CRDs and a running controller; destroy removes
-    # them first, while the controller (and through it its IAM, access entry and queue) still runs to drain and
-    # terminate their nodes. Their finalizers hold each delete until then: bounded by `deleteTimeout`.
+
+def _node_objects(st: _Stack, karpenter: Karpenter, node_role_name: str) -> None:
+    """EC2NodeClasses and NodePools.
+
+    They belong to the Karpenter layer and need its CRDs and a running controller; destroy removes them first,
+    while the controller (and through it its IAM, access entry and queue) still runs to drain and terminate
+    their nodes. Their finalizers hold each delete until then: bounded by `deleteTimeout`."""
+    cfg, kcfg = st.cfg, st.cfg.karpenter
     finalized = pulumi.CustomTimeouts(delete=kcfg.delete_timeout)
     classes: dict[str, NodeClass] = {}
     for node_class in cfg.node_classes:
         if kcfg.node_role.instance_profile and not (node_class.role or node_class.instance_profile):
             node_class = node_class.model_copy(update={"instance_profile": node_role_name})
-        node_class = with_node_security_groups(node_class, name, cfg.cluster.node_security_group_ids)
+        node_class = with_node_security_groups(node_class, st.name, cfg.cluster.node_security_group_ids)
         classes[node_class.name] = NodeClass(
             f"nodeclass-{node_class.name}",
-            {"manifest": render_node_class(node_class, name, node_role_name, stack_tags)},
+            {"manifest": render_node_class(node_class, st.name, node_role_name, st.tags)},
             opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[karpenter.controller],
                                         custom_timeouts=finalized))
     for pool in cfg.node_pools:
@@ -152,14 +221,19 @@ def build_platform(cfg: StackConfig) -> None:
                                              depends_on=[karpenter.controller, classes[pool.node_class]],
                                              custom_timeouts=finalized))
 
-    if cfg.node_termination_handler.enabled:
-        NodeTerminationHandler("node-termination-handler", {
-            "config": cfg.node_termination_handler, "clusterName": name, "tags": stack_tags,
-            "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
-        }, opts=pulumi.ResourceOptions(
-            providers={"kubernetes": cluster.provider},
-            depends_on=[*cluster.ready, *namespace(cfg.node_termination_handler.namespace)]))
 
+def _node_termination_handler(st: _Stack, cluster: Cluster, namespaces: Namespaces | None) -> None:
+    nth = st.cfg.node_termination_handler
+    NodeTerminationHandler("node-termination-handler", {
+        "config": nth, "clusterName": st.name, "tags": st.tags,
+        "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
+    }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
+                                   depends_on=[*cluster.ready, *_in(namespaces, nth.namespace)]))
+
+
+def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole, node_role_name: str,
+            iam: KarpenterIam, karpenter: Karpenter, queue: InterruptionQueue | None, access: Access | None) -> None:
+    cfg = st.cfg
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("clusterEndpoint", cluster.endpoint)
     pulumi.export("clusterCertificateAuthority", cluster.certificate_authority)

@@ -214,8 +214,18 @@ def cmd_diff(args: argparse.Namespace) -> int:
         old, new = (_read_plan(path) for path in args.files)
     else:
         raise PlanError("diff needs two plan files (OLD.json NEW.json) or --base REF --stack STACK")
-    sys.stdout.write(render_diff_markdown(diff_plans(old, new)))
+    diff = diff_plans(old, new)
+    sys.stdout.write(render_diff_markdown(diff))
+    if diff.refused:
+        # The comment is written either way; the exit status stops a pipeline before `pulumi up`.
+        for refusal in diff.refused:
+            print(f"error: refused: {refusal.key}: {refusal.message}", file=sys.stderr)
+        return REFUSED
     return 0
+
+
+REFUSED = 3
+"""Exit status of `diff` when the change is one `pulumi up` cannot carry out (1 is a usage or planning error)."""
 
 
 def _read_plan(path: Path) -> PlanDocument:

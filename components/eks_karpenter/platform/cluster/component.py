@@ -17,7 +17,8 @@ from eks_karpenter.platform.access.config import Deployer, ProviderCredentials
 from eks_karpenter.platform.access.plan import admin_entry_key, deployer_entries, policy_arn
 from eks_karpenter.platform.cluster import plan as P
 from eks_karpenter.platform.cluster.config import ClusterConfig
-from eks_karpenter.platform.iam.component import NodeRole, iam_name
+from eks_karpenter.platform.iam.component import NodeRole
+from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.iam.policy import partition_of
 from eks_karpenter.platform.wiring import caller_identity
 
@@ -55,6 +56,12 @@ class ClusterArgs(TypedDict):
     adminsComponent: NotRequired[str]
     """Name of the Access component whose `clusterAdmins` entries a deployer may take over: a principal moved
     from `clusterAdmins` to `deployers` keeps its entry (an alias), instead of a second entry that EKS refuses."""
+    protect: NotRequired[bool]
+    """Protect what holds state (the EKS control plane, its secrets KMS key, its log group) from deletion and
+    replacement. Only those: node groups, launch templates, add-ons and the Kubernetes provider stay
+    replaceable, so routine changes go through."""
+    iamNames: NotRequired[IamNames]
+    """How the managed node groups' role is named (default: per region)."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -128,7 +135,7 @@ class Cluster(pulumi.ComponentResource):
     def _create(self, name: str, args: ClusterArgs) -> None:
         cfg, tags = args["config"], args["tags"]
         key_arn = self._secrets_key(name, args)
-        log_groups = self._log_groups(name, cfg, tags)
+        log_groups = self._log_groups(name, args)
         cluster = self._control_plane(name, args, key_arn, log_groups)
         self.cluster_name = pulumi.Output.from_input(cfg.name)
         # Endpoint and CA come from the kubeconfig pulumi-eks renders: plain data, no resource-typed outputs.
@@ -156,18 +163,24 @@ class Cluster(pulumi.ComponentResource):
                           policy=account.apply(lambda a: json.dumps(
                               P.secrets_key_policy(partition, a, args["region"]), sort_keys=True)),
                           enable_key_rotation=True, rotation_period_in_days=365, deletion_window_in_days=30,
-                          tags=tags, opts=child)
+                          tags=tags, opts=self._stateful(args))
         aws.kms.Alias(f"{name}-secrets", name=f"alias/eks/{cfg.name}", target_key_id=key.key_id, opts=child)
         return key.arn
 
-    def _log_groups(self, name: str, cfg: ClusterConfig, tags: dict[str, str]) -> list[pulumi.Resource]:
+    def _stateful(self, args: ClusterArgs) -> pulumi.ResourceOptions:
+        """Options of what holds state (control plane, KMS key, log group): protected when the stack says so.
+        Only those: `protect` on this component would reach node groups and add-ons too."""
+        return pulumi.ResourceOptions(parent=self, protect=args.get("protect", False) or None)
+
+    def _log_groups(self, name: str, args: ClusterArgs) -> list[pulumi.Resource]:
         """Created before the cluster, so EKS finds it instead of creating one that never expires. Its name is
         fixed by EKS: a group left by an earlier cluster of this name must be imported (docs/UPGRADING.md)."""
+        cfg, tags = args["config"], args["tags"]
         if not cfg.log_types:
             return []
         return [aws.cloudwatch.LogGroup(
             f"{name}-control-plane-logs", name=P.control_plane_log_group(cfg.name),
-            retention_in_days=cfg.log_retention_in_days, tags=tags, opts=pulumi.ResourceOptions(parent=self))]
+            retention_in_days=cfg.log_retention_in_days, tags=tags, opts=self._stateful(args))]
 
     def _control_plane(self, name: str, args: ClusterArgs, key_arn: pulumi.Input[str] | None,
                        log_groups: list[pulumi.Resource]) -> eks.Cluster:
@@ -201,7 +214,8 @@ class Cluster(pulumi.ComponentResource):
             deletion_protection=args["deletionProtection"],
             tags=args["tags"],
             # No bootstrap admin for the creator: every deployer is an explicit access entry (`_deployers`).
-            opts=pulumi.ResourceOptions(parent=self, depends_on=log_groups, transforms=[no_creator_admin]),
+            opts=pulumi.ResourceOptions.merge(self._stateful(args), pulumi.ResourceOptions(
+                depends_on=log_groups, transforms=[no_creator_admin])),
         )
 
     def _api_ingress(self, name: str, cfg: ClusterConfig, tags: dict[str, str]) -> list[pulumi.Resource]:
@@ -217,8 +231,9 @@ class Cluster(pulumi.ComponentResource):
         """The system group and the CAS-era spot groups, sharing one node role (EKS creates the access entries of
         managed node groups' roles itself)."""
         cfg, tags = args["config"], args["tags"]
+        names = args.get("iamNames") or IamNames(cfg.name, args["region"])
         role = NodeRole(f"{name}-managed-nodes", {
-            "roleName": iam_name(cfg.name, "managed-nodes"), "region": args["region"], "tags": tags,
+            "roleName": names.role("managed-nodes"), "region": args["region"], "tags": tags,
             "description": f"EKS managed node groups of cluster {cfg.name}", "additionalPolicyArns": [],
             "instanceProfile": False}, opts=pulumi.ResourceOptions(parent=self))
         sys_cfg = cfg.system_node_group

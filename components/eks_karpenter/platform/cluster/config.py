@@ -45,9 +45,13 @@ DEFAULT_LOG_TYPES: tuple[LogType, ...] = ("api", "audit", "authenticator")
 AmiType = Literal["AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD", "BOTTLEROCKET_x86_64", "BOTTLEROCKET_ARM_64",
                   "AL2_x86_64", "AL2_ARM_64"]
 """EKS managed node group AMI types this library supports (Linux, no GPU)."""
+SYSTEM_HOP_LIMIT = 1
+"""The system node group's IMDS hop limit: nothing on it needs IMDS from the pod network. The Karpenter
+controller gets `AWS_REGION` and its credentials from Pod Identity or IRSA; NTH in queue mode gets `awsRegion`;
+the VPC CNI, kube-proxy and the Pod Identity agent run on the host network (one hop); CoreDNS never asks."""
 DEFAULT_HOP_LIMIT = 2
-"""Managed node groups keep the IMDS hop limit of EKS's default launch template: CoreDNS, the Karpenter
-controller (which reads its region from IMDS unless told) and CAS-era workloads run there today."""
+"""CAS-era spot node groups keep the hop limit of EKS's default launch template: the workloads that run there
+were written for it (SDKs that take the node role's credentials from IMDS)."""
 
 
 class Taint(Model):
@@ -103,10 +107,11 @@ class SystemNodeGroupConfig(Model):
     ami_type: AmiType = "AL2023_x86_64_STANDARD"
     """EKS AMI type; must match the instance types' architecture and exist for the cluster's Kubernetes version
     (no AL2 AMIs from 1.33 on)."""
-    http_put_response_hop_limit: int = Field(DEFAULT_HOP_LIMIT, ge=1, le=64)
-    """IMDSv2 hop limit of the nodes (IMDSv2 is always required). 2, as EKS's own default launch template sets
-    it, lets pods on the pod network reach IMDS; 1 limits IMDS to host-network pods (set it once nothing on
-    these nodes needs IMDS: Karpenter's controller then needs its region from the environment)."""
+    http_put_response_hop_limit: int = Field(SYSTEM_HOP_LIMIT, ge=1, le=64)
+    """IMDSv2 hop limit of the nodes (IMDSv2 is always required). 1 limits IMDS (and the node role's
+    credentials) to host-network pods; nothing this library runs here needs more (the Karpenter controller gets
+    its region as `AWS_REGION`). 2, EKS's own default, lets pods on the pod network reach IMDS: set it only for
+    an add-on of yours that reads IMDS from a pod."""
     labels: dict[LabelKey, LabelValue] = Field(default_factory=empty_dict)
     """Extra node labels (the group always carries `node-role/system: "true"`)."""
 

@@ -116,12 +116,11 @@ def validate_kubernetes_version(cfg: ClusterConfig, at: Path, today: date) -> li
         issues.append(Issue(at + ("version",), "has no EKS support dates in eks_karpenter/versions.py", v))
     elif today > support.end_of_extended:
         issues.append(Issue(at + ("version",), f"Kubernetes {v} reached the end of EKS extended support on "
-                            f"{support.end_of_extended}: EKS no longer runs it; choose a newer version", v))
-    elif today > support.end_of_standard and cfg.upgrade_policy.support_type != "EXTENDED":
-        issues.append(Issue(at + ("version",), f"Kubernetes {v} left EKS standard support on "
-                            f"{support.end_of_standard}; extended support (until {support.end_of_extended}) costs "
-                            "six times the standard hourly rate: choose a newer version, or opt in with "
-                            "upgradePolicy.supportType: EXTENDED", v))
+                            f"{support.end_of_extended}: EKS no longer runs it (a running cluster has been "
+                            "upgraded by EKS: run `pulumi refresh`, then set the version it runs); choose a newer "
+                            "version", v))
+    # Leaving standard support is a warning (`version_warnings`), never a refusal: the stack may be the running
+    # cluster that needs an emergency change today, and EKS may already have upgraded it.
 
     pinned = versions.ADDON_VERSIONS.get(v)
     if pinned is None:
@@ -165,9 +164,16 @@ def version_warnings(cfg: ClusterConfig, today: date) -> list[str]:
     if cfg.existing or support is None or today > support.end_of_extended:
         return []
     where = f"cluster.version {cfg.version}"
+    refresh = ("run `pulumi refresh` first, so the stack sees the version EKS runs, then upgrade (node groups and "
+               "add-ons included)")
     if today > support.end_of_standard:
-        return [f"{where}: in EKS extended support (billed at six times the standard hourly rate) until "
-                f"{support.end_of_extended}, when EKS upgrades the control plane itself: plan the upgrade"]
+        if cfg.upgrade_policy.support_type == "EXTENDED":
+            return [f"{where}: in EKS extended support (billed at six times the standard hourly rate) until "
+                    f"{support.end_of_extended}, when EKS upgrades the control plane itself: plan the upgrade"]
+        return [f"{where}: left EKS standard support on {support.end_of_standard}; with upgradePolicy STANDARD "
+                "EKS may upgrade the control plane to the next minor itself at any time: " + refresh + ". To "
+                "stay on it, opt in to extended support (six times the standard hourly rate) with "
+                "upgradePolicy.supportType: EXTENDED"]
     left = (support.end_of_standard - today).days
     if left > SUPPORT_WARNING_DAYS:
         return []

@@ -1,7 +1,8 @@
 """IAM layer: Karpenter controller and node identities."""
 
-from eks_karpenter.platform.iam.component import KarpenterIam, KarpenterIamArgs, NodeRole, NodeRoleArgs, iam_name
+from eks_karpenter.platform.iam.component import KarpenterIam, KarpenterIamArgs, NodeRole, NodeRoleArgs
+from eks_karpenter.platform.iam.names import IamNames, IamNameStyle, iam_name, regional_iam_name
 from eks_karpenter.platform.iam.policy import PolicyScope, controller_policies
 
-__all__ = ["KarpenterIam", "KarpenterIamArgs", "NodeRole", "NodeRoleArgs", "PolicyScope", "controller_policies",
-           "iam_name"]
+__all__ = ["IamNameStyle", "IamNames", "KarpenterIam", "KarpenterIamArgs", "NodeRole", "NodeRoleArgs", "PolicyScope",
+           "controller_policies", "iam_name", "regional_iam_name"]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
+from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.iam.policy import (
     NODE_MANAGED_POLICIES,
     PolicyScope,
@@ -21,18 +22,7 @@ from eks_karpenter.platform.iam.policy import (
 )
 from eks_karpenter.platform.wiring import caller_identity, child_options
 
-IAM_NAME_LIMIT = 64
 SERVICE_ACCOUNT = "karpenter"
-
-
-def iam_name(*parts: str) -> str:
-    """A readable IAM name within the 64-character limit; long cluster names are cut from the middle part."""
-    name = "-".join(parts)
-    if len(name) <= IAM_NAME_LIMIT:
-        return name
-    head, *rest = parts
-    tail = "-".join(rest)
-    return f"{head[:IAM_NAME_LIMIT - len(tail) - 1]}-{tail}"
 
 
 class NodeRoleArgs(TypedDict):
@@ -115,6 +105,8 @@ class KarpenterIamArgs(TypedDict):
     registers it only when absent, `create` registers it, `exists` does neither."""
     tags: dict[str, str]
     """Tags for IAM resources."""
+    iamNames: NotRequired[IamNames]
+    """How the controller role and policies are named (default: per region, `IamNames(clusterName, region)`)."""
 
 
 class KarpenterIam(pulumi.ComponentResource):
@@ -136,13 +128,14 @@ class KarpenterIam(pulumi.ComponentResource):
         # for it, so the component's depends_on (the cluster) is passed down.
         child = child_options(self, opts)
         account = caller_identity(self).account_id
+        names = args.get("iamNames") or IamNames(cluster, region)
 
         if args["identity"] == "podIdentity":
             trust: pulumi.Input[str] = json.dumps(pod_identity_trust_policy())
         else:
             trust = pulumi.Output.all(args["oidcProviderArn"], args["oidcIssuer"]).apply(
                 lambda a: json.dumps(irsa_trust_policy(a[0], a[1], args["namespace"], SERVICE_ACCOUNT)))
-        role = aws.iam.Role(f"{name}-controller", name=iam_name(cluster, "karpenter-controller"),
+        role = aws.iam.Role(f"{name}-controller", name=names.role("karpenter-controller"),
                             description=f"Karpenter controller for EKS cluster {cluster}",
                             assume_role_policy=trust, tags=args["tags"], opts=child)
 
@@ -167,7 +160,7 @@ class KarpenterIam(pulumi.ComponentResource):
         self.ready: list[pulumi.Resource] = [role]
         for short in shorts:
             policy = aws.iam.Policy(
-                f"{name}-{short}", name=iam_name(cluster, f"Karpenter{short}"),
+                f"{name}-{short}", name=names.policy(f"Karpenter{short}"),
                 description=f"Karpenter controller {short} permissions for {cluster}",
                 policy=documents.apply(_pick(short)), tags=args["tags"], opts=child)
             attachment = aws.iam.RolePolicyAttachment(f"{name}-{short}", role=role.name, policy_arn=policy.arn,
@@ -186,13 +179,16 @@ class KarpenterIam(pulumi.ComponentResource):
                                               tags=args["tags"], opts=child))
 
         mode = args["spotServiceLinkedRole"]
-        if mode == "create" or (mode == "auto" and not spot_service_linked_role_exists(self)):
-            # Account-wide and shared with other stacks: kept when this stack is destroyed or stops registering
-            # it (with `auto`, the `up` after the one that created it finds it and forgets it: a state-only
-            # removal, the role stays).
+        if mode != "exists":
+            # Account-wide and shared with other stacks: never deleted (retainOnDelete). With `auto` it is always
+            # registered, imported when the account has it: the `up` after the one that created it finds it and
+            # keeps it (an import of the id the state already holds is a no-op), instead of dropping it from
+            # the state on every other run. Only the service name is ours; what AWS set is not fought.
+            found = spot_service_linked_role_arn(self) if mode == "auto" else None
             self.ready.append(aws.iam.ServiceLinkedRole(
                 f"{name}-spot-slr", aws_service_name=SPOT_SERVICE,
-                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True)))
+                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True, import_=found,
+                                            ignore_changes=["description", "customSuffix", "tags"])))
 
         self.controller_role_arn = role.arn
         self.policy_arns = pulumi.Output.all(**arns).apply(dict)
@@ -204,16 +200,16 @@ SPOT_ROLE_NAME = "AWSServiceRoleForEC2Spot"
 SPOT_ROLE_PATH = f"/aws-service-role/{SPOT_SERVICE}/"
 
 
-def spot_service_linked_role_exists(parent: pulumi.Resource) -> bool:
-    """Whether the account already has `AWSServiceRoleForEC2Spot`.
+def spot_service_linked_role_arn(parent: pulumi.Resource) -> str | None:
+    """The ARN of the account's `AWSServiceRoleForEC2Spot` (its id for an import), or None when it has none.
 
     `getRoles` (not `getRole`) because it answers an empty list when the role is absent instead of failing. It
-    is a plain (blocking) invoke: whether the resource is registered must be known when the program runs, so
-    that the preview shows it, not decided inside an apply.
+    is a plain (blocking) invoke: how the resource is registered must be known when the program runs, so that
+    the preview shows it, not decided inside an apply.
     """
     found = aws.iam.get_roles(name_regex=f"^{SPOT_ROLE_NAME}$", path_prefix=SPOT_ROLE_PATH,
                               opts=pulumi.InvokeOptions(parent=parent))
-    return SPOT_ROLE_NAME in found.names
+    return next((arn for name, arn in zip(found.names, found.arns, strict=False) if name == SPOT_ROLE_NAME), None)
 
 
 def _pick(short: str) -> Callable[[dict[str, str]], str]:

@@ -27,6 +27,8 @@ class KarpenterArgs(TypedDict):
     """EKS cluster name (`settings.clusterName`)."""
     clusterEndpoint: pulumi.Input[str]
     """API server endpoint (`settings.clusterEndpoint`)."""
+    region: NotRequired[str]
+    """AWS region, given to the controller as `AWS_REGION` so it never needs the instance metadata service."""
     interruptionQueueName: pulumi.Input[str] | None
     """Interruption queue NAME (`settings.interruptionQueue`); None disables interruption handling."""
     controllerRoleArn: pulumi.Input[str]
@@ -75,7 +77,7 @@ class Karpenter(pulumi.ComponentResource):
             lambda a: controller_values(cfg, cluster_name=args["clusterName"], cluster_endpoint=a[0],
                                         interruption_queue_name=a[1],
                                         irsa_role_arn=a[2] if cfg.identity == "irsa" else None,
-                                        system_node_group=system_node_group))
+                                        system_node_group=system_node_group, region=args.get("region")))
         self.controller = k8s.helm.v3.Release(
             f"{name}-controller",
             name=CONTROLLER_RELEASE,

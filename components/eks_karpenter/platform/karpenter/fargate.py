@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
-from eks_karpenter.platform.iam.component import iam_name
+from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.iam.policy import aws_managed_policy_arn, fargate_pod_execution_trust_policy, partition_of
 from eks_karpenter.platform.karpenter.component import CONTROLLER_RELEASE
 from eks_karpenter.platform.wiring import caller_identity, child_options
@@ -35,6 +35,8 @@ class KarpenterFargateProfileArgs(TypedDict):
     """Private subnets for the Fargate pods (Fargate refuses public subnets)."""
     tags: dict[str, str]
     """Tags for the role and the profile."""
+    iamNames: NotRequired[IamNames]
+    """How the pod execution role is named (default: per region)."""
 
 
 class KarpenterFargateProfile(pulumi.ComponentResource):
@@ -51,7 +53,7 @@ class KarpenterFargateProfile(pulumi.ComponentResource):
         child = child_options(self, opts)
         account = caller_identity(self).account_id
         role = aws.iam.Role(
-            f"{name}-pod-execution", name=iam_name(cluster, "karpenter-fargate"),
+            f"{name}-pod-execution", name=(args.get("iamNames") or IamNames(cluster, region)).role("karpenter-fargate"),
             assume_role_policy=account.apply(
                 lambda a: json.dumps(fargate_pod_execution_trust_policy(partition, region, a, cluster))),
             tags=args["tags"], opts=child)

@@ -42,13 +42,15 @@ _CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
 
 def controller_values(cfg: KarpenterConfig, *, cluster_name: str, cluster_endpoint: str,
                       interruption_queue_name: str | None, irsa_role_arn: str | None,
-                      system_node_group: bool = True) -> dict[str, Any]:
+                      system_node_group: bool = True, region: str | None = None) -> dict[str, Any]:
     """Values of the `karpenter` chart.
 
     `interruption_queue_name` is the SQS queue *name* (None disables interruption handling); `irsa_role_arn`
     is the controller role, required with `identity: irsa` and refused otherwise. `system_node_group` is False
     on a cluster this stack does not create: its nodes lack the system group's label, so the controller must
-    not require it. Raises ValueError on inputs the chart would accept but the controller would choke on.
+    not require it. `region` becomes the controller's `AWS_REGION`: without it the controller asks the instance
+    metadata service, which a pod cannot reach on nodes with an IMDS hop limit of 1 (the default). Raises
+    ValueError on inputs the chart would accept but the controller would choke on.
     """
     if not _CLUSTER_NAME.fullmatch(cluster_name):
         raise ValueError(f"cluster_name is not an EKS cluster name: {cluster_name!r}")
@@ -75,7 +77,10 @@ def controller_values(cfg: KarpenterConfig, *, cluster_name: str, cluster_endpoi
         "dnsPolicy": cfg.dns_policy,
         "logLevel": cfg.log_level,
         "serviceAccount": _service_account(cfg, irsa_role_arn),
-        "controller": {"resources": _resources(cfg.resources)},
+        "controller": {"resources": _resources(cfg.resources),
+                       # The region is the one thing the controller would read from IMDS (cluster name and
+                       # endpoint are settings above); credentials come from Pod Identity or IRSA, not IMDS.
+                       **({"env": [{"name": "AWS_REGION", "value": region}]} if region else {})},
         "nodeSelector": {"kubernetes.io/os": "linux", **cfg.node_selector},
         "tolerations": [{"key": CRITICAL_ADDONS_TAINT_KEY, "operator": "Exists"},
                         *(t.dump() for t in cfg.tolerations)],

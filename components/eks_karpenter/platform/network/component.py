@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
@@ -23,6 +23,9 @@ class NetworkArgs(TypedDict):
     """Validated network config."""
     tags: dict[str, str]
     """Tags for every resource (already merged with the stack-wide tags)."""
+    protect: NotRequired[bool]
+    """Protect what holds state (the VPC, its subnets, the flow-log group) from deletion and replacement. Only
+    those: route tables, gateways and the rest are replaceable and must stay so for routine changes."""
 
 
 class Network(pulumi.ComponentResource):
@@ -46,6 +49,7 @@ class Network(pulumi.ComponentResource):
         cfg, cluster = args["config"], args["clusterName"]
         tags = {**args["tags"], **cfg.tags}
         child = pulumi.ResourceOptions(parent=self)
+        self._stateful = pulumi.ResourceOptions(parent=self, protect=args.get("protect", False) or None)
 
         if cfg.adopting:
             private, public = self._adopt(name, cfg, cluster)
@@ -68,12 +72,14 @@ class Network(pulumi.ComponentResource):
     ) -> tuple[dict[str, pulumi.Output[str]], dict[str, pulumi.Output[str]]]:
         zones = list(cfg.availability_zones or [])
         vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=cfg.vpc_cidr, enable_dns_hostnames=True,
-                          enable_dns_support=True, tags=T.name_tag(tags, f"{cluster}-vpc"), opts=child)
+                          enable_dns_support=True, tags=T.name_tag(tags, f"{cluster}-vpc"), opts=self._stateful)
         self.vpc_id = vpc.id
         if cfg.flow_logs.enabled:
             self._flow_logs(name, cfg.flow_logs, cluster, vpc, tags, child)
+        # The provider moves a gateway to another VPC in place, detaching it from a VPC whose public addresses
+        # still need it (DependencyViolation, or lost egress): a new VPC gets a new gateway instead.
         igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=T.name_tag(tags, f"{cluster}-igw"),
-                                      opts=child)
+                                      opts=pulumi.ResourceOptions(parent=self, replace_on_changes=["vpcId"]))
         public_rt = aws.ec2.RouteTable(f"{name}-public", vpc_id=vpc.id,
                                        tags=T.name_tag(tags, f"{cluster}-public"), opts=child)
         aws.ec2.Route(f"{name}-public-default", route_table_id=public_rt.id, destination_cidr_block="0.0.0.0/0",
@@ -87,13 +93,14 @@ class Network(pulumi.ComponentResource):
             pub = aws.ec2.Subnet(
                 f"{name}-public-{z}", vpc_id=vpc.id, cidr_block=plan.public_cidr, availability_zone=z,
                 map_public_ip_on_launch=False,
-                tags=T.name_tag({**tags, **T.public_subnet_tags()}, f"{cluster}-public-{z}"), opts=child)
+                tags=T.name_tag({**tags, **T.public_subnet_tags()}, f"{cluster}-public-{z}"),
+                opts=self._stateful)
             aws.ec2.RouteTableAssociation(f"{name}-public-{z}", subnet_id=pub.id, route_table_id=public_rt.id,
                                           opts=child)
             priv = aws.ec2.Subnet(
                 f"{name}-private-{z}", vpc_id=vpc.id, cidr_block=plan.private_cidr, availability_zone=z,
                 tags=T.name_tag({**tags, **T.private_subnet_tags(cluster)}, f"{cluster}-private-{z}"),
-                opts=child)
+                opts=self._stateful)
             public_subnets[z], public[z], private[z] = pub, pub.id, priv.id
 
         nats: dict[str, aws.ec2.NatGateway] = {}
@@ -103,7 +110,10 @@ class Network(pulumi.ComponentResource):
             nats[z] = aws.ec2.NatGateway(f"{name}-nat-{z}", allocation_id=eip.id,
                                          subnet_id=public_subnets[z].id,
                                          tags=T.name_tag(tags, f"{cluster}-nat-{z}"),
-                                         opts=pulumi.ResourceOptions(parent=self, depends_on=[igw]))
+                                         # Its Elastic IP stays: a replacement created first would find the
+                                         # address still held by the old gateway, so the old one goes first.
+                                         opts=pulumi.ResourceOptions(parent=self, depends_on=[igw],
+                                                                     delete_before_replace=True))
         for z, subnet_id in private.items():
             nat = nats.get(z) or nats[zones[0]]
             rt = aws.ec2.RouteTable(f"{name}-private-{z}", vpc_id=vpc.id,
@@ -124,7 +134,7 @@ class Network(pulumi.ComponentResource):
                             opts=child, **common)  # type: ignore[arg-type]
             return
         group = aws.cloudwatch.LogGroup(f"{name}-flow-logs", name=P.flow_logs_log_group(cluster),
-                                        retention_in_days=cfg.retention_in_days, tags=tags, opts=child)
+                                        retention_in_days=cfg.retention_in_days, tags=tags, opts=self._stateful)
         role = aws.iam.Role(f"{name}-flow-logs", description=f"VPC flow logs of {cluster} to CloudWatch Logs",
                             assume_role_policy=group.arn.apply(lambda a: json.dumps(P.flow_logs_trust_policy(a))),
                             tags=tags, opts=child)

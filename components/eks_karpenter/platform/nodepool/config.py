@@ -326,8 +326,10 @@ class NodePoolConfig(Model):
     """Taints on every node; only pods that tolerate them land here (see `workload.scheduling_for`)."""
     startup_taints: list[Taint] = Field(default_factory=empty_list)
     """Taints present at boot that something else (a DaemonSet) removes; pods need not tolerate them."""
-    expire_after: Duration = "336h"
-    """Replace nodes after this age (14 days: fresh AMIs and patched kernels). `Never` disables it."""
+    expire_after: Duration = "720h"
+    """Replace nodes after this age (30 days, Karpenter v1's default: fresh AMIs and patched kernels). In v1
+    expiry is forceful: it ignores disruption budgets (and `do-not-disrupt`), so a node may be replaced during
+    a budget's `nodes: "0"` window; `terminationGracePeriod` bounds its drain. `Never` disables it."""
     termination_grace_period: GraceDuration | None = "48h"
     """Upper bound on draining a node; after it, remaining pods are removed even if a PodDisruptionBudget or
     `karpenter.sh/do-not-disrupt` blocks them. `null` waits forever."""

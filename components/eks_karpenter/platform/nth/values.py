@@ -47,6 +47,13 @@ def imds_node_affinity(node_selector: dict[str, str]) -> dict[str, Any]:
         "nodeSelectorTerms": [{"matchExpressions": expressions}]}}}
 
 
+def queue_region(queue_url: str) -> str | None:
+    """The region of an SQS queue URL (`https://sqs.<region>.amazonaws.com/<account>/<name>`), if it names one."""
+    host = queue_url.split("://", 1)[-1].split("/", 1)[0]
+    parts = host.split(".")
+    return parts[1] if len(parts) > 2 and parts[0] == "sqs" else None
+
+
 def nth_values(cfg: NthConfig, *, queue_url: str | None, irsa_role_arn: str | None) -> dict[str, Any]:
     """The chart values for `cfg`. Queue mode needs the queue URL; IRSA needs the role ARN (annotated on the
     service account); Pod Identity needs neither annotation (the association is made in AWS)."""
@@ -81,6 +88,8 @@ def nth_values(cfg: NthConfig, *, queue_url: str | None, irsa_role_arn: str | No
     values.update({
         "enableSqsTerminationDraining": True,
         "queueURL": queue_url,
+        # Given, so the handler never asks IMDS for it (unreachable from a pod at hop limit 1).
+        **({"awsRegion": region} if (region := queue_region(queue_url)) else {}),
         "checkTagBeforeDraining": True,
         "managedTag": MANAGED_TAG,
         # Deprecated spellings of the two above; the chart still renders them, NTH prefers the new ones.

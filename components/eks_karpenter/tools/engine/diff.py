@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from eks_karpenter.tools.engine.document import PlanDocument, PlannedResource
+from eks_karpenter.tools.engine.fleets import Fleet, Refusal, fleet_lines, refusals, replaced_fleets
 from eks_karpenter.tools.engine.plan_cost import diff_cost_lines
 from eks_karpenter.tools.engine.replacements import (
     DELETE_FIRST_WHEN_SET,
@@ -27,17 +28,20 @@ from eks_karpenter.tools.engine.replacements import (
     replacing_paths,
 )
 
-Op = Literal["create", "update", "replace", "delete"]
-OPS: tuple[Op, ...] = ("create", "update", "replace", "delete")
-SYMBOL: dict[Op, str] = {"create": "+", "update": "~", "replace": "±", "delete": "-"}
+Op = Literal["create", "update", "replace", "delete", "forget"]
+OPS: tuple[Op, ...] = ("create", "update", "replace", "delete", "forget")
+SYMBOL: dict[Op, str] = {"create": "+", "update": "~", "replace": "±", "delete": "-", "forget": "○"}
+"""`forget`: a resource with `retainOnDelete` leaves the stack's state; Pulumi deletes nothing in the cloud."""
 
 SECRET = "[secret]"
 MAX_VALUE = 80
 """Longer rendered values are cut to head…tail so one policy document does not flood a comment."""
 
 # Options whose change is a change to the stack. `version` (plugin version) and `provider` are left out: a
-# provider upgrade touches every resource and is reviewed in the lock file, not per resource.
-_OPTIONS = ("protect", "ignoreChanges", "replaceOnChanges", "deleteBeforeReplace", "retainOnDelete", "import",
+# provider upgrade touches every resource and is reviewed in the lock file, not per resource. So is `import`:
+# on a resource already in the state under that id, Pulumi ignores it (the spot service-linked role is
+# registered with it in a used account, without it in a fresh one, and the two are the same resource).
+_OPTIONS = ("protect", "ignoreChanges", "replaceOnChanges", "deleteBeforeReplace", "retainOnDelete",
             "customTimeouts")
 # Pulumi's marker for a secret value in raw JSON, in case a plan comes from elsewhere than this engine.
 _SECRET_SIG = ("4dabf18193072939515e22adb298388d", "1b47061264138c4ac30d75fd1eb44270")
@@ -96,7 +100,7 @@ class ResourceChange:
     @property
     def blocked(self) -> bool:
         """`pulumi up` refuses to delete or replace a protected resource."""
-        return self.protected and self.op in ("replace", "delete")
+        return self.protected and self.op in ("replace", "delete", "forget")
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,10 @@ class PlanDiff:
     new id or ARN reaches them, which the offline plan's name-derived placeholders cannot show."""
     cost: tuple[str, ...] = ()
     """The cost section: how the fixed monthly cost and each pool's ceiling change (tools/engine/plan_cost.py)."""
+    fleets: tuple[Fleet, ...] = ()
+    """Node fleets whose nodes the change replaces (Karpenter drift, node group rolls), with their pacing."""
+    refused: tuple[Refusal, ...] = ()
+    """Changes `pulumi up` cannot carry out (a created VPC's CIDR or zones): the diff fails with these."""
 
     def counts(self) -> dict[Op, int]:
         found = Counter(c.op for c in self.changes)
@@ -129,7 +137,7 @@ class PlanDiff:
         inputs. Without an alias Pulumi deletes and recreates such a resource."""
         created = [c for c in self.changes if c.op == "create"]
         pairs = []
-        for gone in (c for c in self.changes if c.op == "delete"):
+        for gone in (c for c in self.changes if c.op in ("delete", "forget")):
             for new in created:
                 same_type = new.resource.type == gone.resource.type
                 if same_type and (new.resource.name == gone.resource.name
@@ -152,7 +160,9 @@ def diff_plans(old: PlanDocument, new: PlanDocument) -> PlanDiff:
         if was is None:
             changes.append(ResourceChange("create", after[urn], protected=_protected(after[urn])))
         elif urn not in after:
-            changes.append(ResourceChange("delete", was, protected=_protected(was)))
+            # A retained resource only leaves the state: say so, a "delete" would alarm for nothing.
+            gone: Op = "forget" if was.options.get("retainOnDelete") else "delete"
+            changes.append(ResourceChange(gone, was, protected=_protected(was)))
         else:
             change = _compare(was, after[urn])
             if change is None:
@@ -162,7 +172,8 @@ def diff_plans(old: PlanDocument, new: PlanDocument) -> PlanDiff:
     changes, unchanged = _replaced_with(changes, after, before, moved, unchanged)
     return PlanDiff(project=new.project, stack=new.stack, base_stack=old.stack, changes=tuple(changes),
                     unchanged=unchanged, aliased=tuple(sorted((o, n) for n, o in moved.items())),
-                    knock_on=_knock_on(changes, new), cost=diff_cost_lines(old, new) if changes else ())
+                    knock_on=_knock_on(changes, new), cost=diff_cost_lines(old, new) if changes else (),
+                    fleets=replaced_fleets(changes, old, new), refused=refusals(changes, old))
 
 
 def _replaced_with(changes: list[ResourceChange], after: dict[str, PlannedResource],
@@ -177,7 +188,7 @@ def _replaced_with(changes: list[ResourceChange], after: dict[str, PlannedResour
         for urn, r in after.items():
             kinds = REPLACED_WITH.get(r.type)
             current = by_urn.get(urn)
-            if not kinds or (current and current.op in ("create", "delete", "replace")):
+            if not kinds or (current and current.op in ("create", "delete", "forget", "replace")):
                 continue
             if moved.get(urn, urn) not in before:
                 continue
@@ -301,7 +312,7 @@ def _knock_on(changes: list[ResourceChange], new: PlanDocument) -> dict[str, tup
     # Offline ids are placeholders derived from names, so a replaced resource's id does not change in the plan;
     # in a real `up` it does, and everything holding it is updated, or replaced where that input forces it.
     replaced = [c.resource.urn for c in changes if c.op == "replace"]
-    gone = set(replaced) | {c.resource.urn for c in changes if c.op == "delete"}
+    gone = set(replaced) | {c.resource.urn for c in changes if c.op in ("delete", "forget")}
     found: dict[str, tuple[str, ...]] = {}
     for urn in replaced:
         dependents = tuple(r.urn for r in new.resources if urn in r.dependencies and r.urn not in gone)
@@ -398,8 +409,15 @@ def render_diff_markdown(diff: PlanDiff) -> str:
         return "\n".join(lines) + "\n"
 
     counts = diff.counts()
-    lines += [" · ".join(f"**{counts[op]}** to {op}" for op in OPS) + f" ({diff.unchanged} unchanged)", ""]
+    lines += [" · ".join(f"**{counts[op]}** to {op}" for op in OPS if op != "forget" or counts[op])
+              + f" ({diff.unchanged} unchanged)", ""]
+    if diff.refused:
+        lines += ["> [!CAUTION]", "> **Refused: `pulumi up` cannot carry this change out.**",
+                  *[f"> - `{r.key}`: {r.message}." for r in diff.refused], ""]
     lines += _warnings(diff)
+    if diff.fleets:
+        lines += ["**Nodes replaced** (by Karpenter drift or an EKS node group update):", "",
+                  *fleet_lines(diff.fleets), ""]
     lines += ["| | type | name | changed |", "| --- | --- | --- | --- |"]
     for c in diff.changes:
         changed = ", ".join([_code(p.label) for p in c.properties]
@@ -438,6 +456,10 @@ def _warnings(diff: PlanDiff) -> list[str]:
     if first:
         notes.append("Deleted before the replacement exists (a fixed name, or `deleteBeforeReplace`): what it "
                      "serves is down until the new one is ready: " + ", ".join(first) + ".")
+    forgotten = [f"`{c.resource.name}` ({_kind(c.resource.type)})" for c in diff.changes if c.op == "forget"]
+    if forgotten:
+        notes.append("Retained (`retainOnDelete`), so they only leave this stack's state and stay in the account: "
+                     + ", ".join(forgotten) + ".")
     lost = [f"`{c.resource.name}` ({_kind(c.resource.type)}: {STATEFUL[c.resource.type]})"
             for c in diff.changes if c.op in ("replace", "delete") and c.resource.type in STATEFUL]
     if lost:

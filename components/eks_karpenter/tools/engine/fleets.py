@@ -1,0 +1,194 @@
+"""What a plan diff does to running nodes and to the network, read off the diff: pure data, no engine.
+
+- `replaced_fleets`: the node fleets whose nodes a change replaces. Karpenter replaces a NodePool's nodes when
+  they drift from it: an edit under the pool's `spec.template` (requirements, labels, taints, `expireAfter`,
+  `nodeClassRef`...), any edit of the EC2NodeClass it uses, or a new AMI, which a Kubernetes minor bump gives
+  every class that picks its AMI by `alias`. `weight`, `limits` and `disruption` are behaviour, not drift.
+  Drift is paced by the pool's disruption budgets that cover the `Drifted` reason. A managed node group is
+  rolled (new Kubernetes version, launch template or AMI type) or replaced (a ForceNew input).
+- `refusals`: changes a `pulumi up` cannot carry out on a stack that created its VPC (a new `vpcCidr`, zones
+  reordered or removed), each with what to do instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from eks_karpenter.tools.engine.document import PlanDocument, PlannedResource
+
+if TYPE_CHECKING:
+    from eks_karpenter.tools.engine.diff import ResourceChange
+
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+CLUSTERS = ("eks:index:Cluster", "aws:eks/cluster:Cluster")
+NODE_GROUPS = ("eks:index:ManagedNodeGroup", "aws:eks/nodeGroup:NodeGroup")
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+VPC = "aws:ec2/vpc:Vpc"
+SUBNET = "aws:ec2/subnet:Subnet"
+
+DEFAULT_BUDGET = "nodes 10%"
+"""Karpenter's budget when a pool sets none."""
+# Inputs of a managed node group whose change rolls its nodes in place (a new launch template version, AMI
+# release or Kubernetes version); ForceNew inputs replace the whole group instead.
+_ROLLING = ("version", "releaseVersion", "launchTemplate", "amiType")
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """A group of nodes a change replaces."""
+
+    kind: str
+    """`NodePool` (Karpenter drift) or `node group` (an EKS managed node group)."""
+    name: str
+    causes: tuple[str, ...]
+    """What replaces the nodes, one line each."""
+    pacing: str
+    """How fast: the pool's disruption budgets that apply to drift, or how EKS rolls a node group."""
+
+
+def replaced_fleets(changes: Sequence[ResourceChange], old: PlanDocument, new: PlanDocument) -> tuple[Fleet, ...]:
+    """Every node fleet the changes replace nodes of, in name order."""
+    causes: dict[tuple[str, str], list[str]] = {}
+
+    def add(kind: str, name: str, cause: str) -> None:
+        causes.setdefault((kind, name), [])
+        if cause not in causes[(kind, name)]:
+            causes[(kind, name)].append(cause)
+
+    pools = {_name(r): r for r in new.by_type(NODE_POOL)}
+    classes = {_name(r): r for r in new.by_type(NODE_CLASS)}
+    by_urn = {c.resource.urn: c for c in changes}
+
+    for change in changes:
+        r = change.resource
+        if r.type in CLUSTERS and change.op == "update":
+            version = next((p for p in change.properties if p.path == ("version",)), None)
+            if version is not None:
+                bump = f"Kubernetes {version.old} -> {version.new}"
+                for cls_name, cls in classes.items():
+                    if _uses_alias(cls):
+                        for pool_name, pool in pools.items():
+                            if _class_of(pool) == cls_name:
+                                add("NodePool", pool_name, f"{bump}: EC2NodeClass `{cls_name}` picks its AMI by "
+                                    "alias, which resolves to the new minor's AMI (drift)")
+        elif r.type == NODE_CLASS and change.op in ("update", "replace"):
+            fields = sorted({p.label for p in change.properties if p.path[:1] == ("spec",)})
+            if fields or change.op == "replace":
+                what = ", ".join(f"`{f}`" for f in fields[:3]) + (" ..." if len(fields) > 3 else "")
+                for pool_name, pool in pools.items():
+                    if _class_of(pool) == _name(r):
+                        add("NodePool", pool_name, f"EC2NodeClass `{_name(r)}` changed ({what or 'replaced'}): "
+                            "drift")
+        elif r.type == NODE_POOL and change.op == "update":
+            fields = sorted({p.label for p in change.properties if p.path[:2] == ("spec", "template")})
+            if fields:
+                what = ", ".join(f"`{f}`" for f in fields[:3]) + (" ..." if len(fields) > 3 else "")
+                add("NodePool", _name(r), f"its template changed ({what}): drift")
+        elif r.type == NODE_POOL and change.op in ("replace", "delete"):
+            add("NodePool", _name(r), "the NodePool is deleted" + (" and recreated" if change.op == "replace"
+                                                                   else "") + ": Karpenter drains and terminates "
+                "every node it launched")
+        elif r.type in NODE_GROUPS and change.op == "replace":
+            add("node group", r.name, "replaced (" + (", ".join(f"`{p.label}`" for p in change.properties if
+                                                             p.replaces) or "with the cluster") + "): a new group "
+                "is created, then the old one drained and deleted")
+        elif r.type in NODE_GROUPS and change.op == "update":
+            rolled = sorted({p.label for p in change.properties if p.path[:1] and p.path[0] in _ROLLING})
+            if rolled:
+                add("node group", r.name, "rolling update (" + ", ".join(f"`{f}`" for f in rolled) + ")")
+        elif r.type == LAUNCH_TEMPLATE and change.op == "update":
+            for group in new.resources:
+                own = by_urn.get(group.urn)
+                if group.type in NODE_GROUPS and r.urn in group.dependencies and (own is None or own.op == "update"):
+                    add("node group", group.name, f"its launch template `{r.name}` gets a new version: rolling "
+                        "update")
+
+    fleets = []
+    for (kind, name), found in sorted(causes.items()):
+        pacing = (_drift_pacing(pools[name]) if kind == "NodePool" and name in pools else
+                  "no budget: deletion is not paced" if kind == "NodePool" else
+                  "EKS replaces nodes a few at a time (updateConfig maxUnavailable, default 1), honouring "
+                  "PodDisruptionBudgets for up to 15 minutes per node")
+        fleets.append(Fleet(kind, name, tuple(found), pacing))
+    return tuple(fleets)
+
+
+def _name(r: PlannedResource) -> str:
+    return str(r.inputs.get("metadata", {}).get("name", r.name))
+
+
+def _class_of(pool: PlannedResource) -> str:
+    return str(pool.inputs.get("spec", {}).get("template", {}).get("spec", {}).get("nodeClassRef", {}).get("name"))
+
+
+def _uses_alias(node_class: PlannedResource) -> bool:
+    return any(t.get("alias") for t in node_class.inputs.get("spec", {}).get("amiSelectorTerms", []))
+
+
+def _drift_pacing(pool: PlannedResource) -> str:
+    budgets = pool.inputs.get("spec", {}).get("disruption", {}).get("budgets") or []
+    if not budgets:
+        return f"disruption budgets: {DEFAULT_BUDGET} (Karpenter's default)"
+    applies = [b for b in budgets if not b.get("reasons") or "Drifted" in b["reasons"]]
+    if not applies:
+        return "no disruption budget covers `Drifted`: every drifted node may be replaced at once"
+    return "disruption budgets for `Drifted`: " + "; ".join(_budget(b) for b in applies)
+
+
+def _budget(b: dict[str, Any]) -> str:
+    text = f"nodes {b.get('nodes', '10%')}"
+    if b.get("schedule"):
+        text += f" during `{b['schedule']}` for {b.get('duration', '?')}"
+    return text
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A change `pulumi up` cannot carry out, and what to do instead."""
+
+    key: str
+    """The stack-file key whose change causes it."""
+    message: str
+
+
+def refusals(changes: Sequence[ResourceChange], old: PlanDocument) -> tuple[Refusal, ...]:
+    """Changes to a created VPC that cannot be applied to a running cluster (the stack adopts no VPC)."""
+    found: list[Refusal] = []
+    vpc = next((c for c in changes if c.resource.type == VPC and c.op in ("replace", "delete")), None)
+    if vpc is not None and vpc.op == "delete":
+        found.append(Refusal("network.vpcId", "the VPC this stack created would be deleted (the network section now "
+                             "adopts a VPC, or was removed): the running cluster, its nodes and load balancers sit "
+                             "in it. Restore the network section. To run in another VPC, create a new stack "
+                             "there, move the workloads, then destroy this one"))
+        return tuple(found)
+    if vpc is not None:
+        cidr = next((p for p in vpc.properties if p.path == ("cidrBlock",)), None)
+        shown = f" ({cidr.old} -> {cidr.new})" if cidr is not None else ""
+        found.append(Refusal("network.vpcCidr", f"network.vpcCidr changed{shown} on a stack that created its VPC: "
+                             "a VPC's CIDR cannot change in place, so the VPC, its subnets, gateways and NAT would "
+                             "be replaced under a running cluster, which EKS cannot move to another VPC. Keep the "
+                             "old vpcCidr. For more addresses, add a secondary CIDR to the VPC; for a new range, "
+                             "create a new stack with it, move the workloads (see docs/changes.md), then destroy "
+                             "this one"))
+        return tuple(found)
+    subnets = [c for c in changes if c.resource.type == SUBNET and c.op in ("replace", "delete")]
+    if subnets and _created_subnets(old):
+        names = ", ".join(f"`{c.resource.name}`" for c in subnets)
+        found.append(Refusal("network.availabilityZones", "network.availabilityZones reordered or shortened on a "
+                             f"stack that created its VPC: subnets {names} would be replaced or deleted, but the "
+                             "cluster's network interfaces and nodes sit in them (each zone's ranges follow its "
+                             "position in the list). Keep the existing zones in their order; append a new zone at "
+                             "the end. To leave a zone, create a new stack and move the workloads"))
+    return tuple(found)
+
+
+def _created_subnets(doc: PlanDocument) -> bool:
+    return any(r.type == SUBNET for r in doc.resources)
+
+
+def fleet_lines(fleets: Iterable[Fleet]) -> list[str]:
+    """Markdown bullets, one per fleet."""
+    return [f"- {f.kind} `{f.name}`: " + "; ".join(f.causes) + f". Pace: {f.pacing}." for f in fleets]
