@@ -51,6 +51,8 @@ def render_path(path: Sequence[str | int]) -> str:
             out += f"[{part}]"
         elif not part:
             out += '[""]'  # an empty key, which dots alone would hide
+        elif any(c.isspace() for c in part):
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"  # quoted, or its spaces would read as the message's
         else:
             out += f".{part}" if out else part
     return out
