@@ -94,7 +94,7 @@ def build_platform(cfg: StackConfig) -> None:
     iam = KarpenterIam("karpenter-iam", {
         "clusterName": name, "region": cfg.region, "identity": kcfg.identity, "namespace": kcfg.namespace,
         "nodeRoleArn": node_role.role_arn, "interruptionQueueArn": queue.queue_arn if queue else None,
-        "zonalShift": kcfg.zonal_shift,
+        "zonalShift": kcfg.zonal_shift, "karpenterVersion": kcfg.version,
         "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
         "spotServiceLinkedRole": kcfg.spot_service_linked_role, "tags": stack_tags,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster]))
