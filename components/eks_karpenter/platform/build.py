@@ -37,6 +37,7 @@ from eks_karpenter.platform.nodepool import (
 )
 from eks_karpenter.platform.nodepool.config import NodeClassConfig, SecurityGroupSelectorTerm
 from eks_karpenter.platform.nth import NodeTerminationHandler
+from eks_karpenter.platform.version_rules import check_adopted_version
 
 
 def today() -> date:
@@ -59,6 +60,9 @@ def build_platform(cfg: StackConfig) -> None:
     # An existing cluster is looked up before anything is registered: if it cannot take Karpenter's nodes, the
     # error leaves nothing half-created.
     existing = lookup_existing_cluster(name, source, (f"{project}:cluster",)) if cfg.cluster.existing else None
+    if existing is not None:
+        check_adopted_version(existing.version, cfg.karpenter.version, cfg.node_classes, source,
+                              (f"{project}:cluster",), (f"{project}:nodeClasses",))
 
     network = Network("network", {"clusterName": name, "config": cfg.network, "tags": stack_tags}, opts=stateful)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])

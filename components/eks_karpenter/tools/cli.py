@@ -214,8 +214,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
         old, new = (_read_plan(path) for path in args.files)
     else:
         raise PlanError("diff needs two plan files (OLD.json NEW.json) or --base REF --stack STACK")
+    from eks_karpenter.tools.engine.upgrades import render_upgrades, upgrade_problems
+
     sys.stdout.write(render_diff_markdown(diff_plans(old, new)))
-    return 0
+    upgrades = render_upgrades(old, new)
+    if upgrades:
+        sys.stdout.write("\n" + upgrades)
+    problems = upgrade_problems(old, new)
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def _read_plan(path: Path) -> PlanDocument:
