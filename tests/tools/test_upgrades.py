@@ -52,12 +52,17 @@ def test_one_minor_is_allowed_and_shown_in_order() -> None:
     text = "\n".join(upgrade_section(old, new))
     assert "#### Kubernetes 1.34 → 1.35" in text
     steps = [line for line in text.splitlines() if line[:3] in ("1. ", "2. ", "3. ", "4. ")]
-    assert [s.split(":")[0] for s in steps] == ["1. control plane", "2. add-ons (pinned for 1.35)",
-                                                 "3. system node groups (replaced node by node with 1.35 AMIs)",
-                                                 "4. Karpenter fleets"]
-    assert "`kube-proxy` v1.34.1-eksbuild.2 → v1.35.0-eksbuild.2" in steps[1]
-    assert "`cluster-system`" in steps[2] and "`nodepool-general`" in steps[3]
+    # The add-ons wait for the system node group (coredns needs nodes), so the plan applies them after it.
+    assert [s.split(":")[0] for s in steps] == ["1. control plane",
+                                                 "2. system node groups (replaced node by node with 1.35 AMIs)",
+                                                 "3. add-ons (pinned for 1.35)", "4. Karpenter fleets"]
+    assert "`kube-proxy` v1.34.1-eksbuild.2 → v1.35.0-eksbuild.2" in steps[2]
+    assert "`cluster-system`" in steps[1] and "`nodepool-general`" in steps[3]
     assert "`al2023@v20260815`" in steps[3]
+    # ... the system group only: a spot node group may roll side by side with them, and the diff says so.
+    assert ("Not enforced by a dependency in this plan (Pulumi may run them side by side): add-ons after system "
+            "node groups.") in text
+    assert "Karpenter fleets after" not in text  # Karpenter waits for every node group
 
 
 def test_two_minors_are_refused() -> None:

@@ -10,6 +10,7 @@ that order; for a Karpenter release change, the IAM actions, chart values keys a
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import pairwise
 
 from eks_karpenter.platform.karpenter.releases import upgrade_changes
 from eks_karpenter.tools.engine.document import PlanDocument, PlannedResource
@@ -90,20 +91,26 @@ def _kubernetes_section(old: PlanDocument, new: PlanDocument, a: str, b: str) ->
     pools = new.by_type(NODEPOOL)
     aliases = sorted({str(t["alias"]) for c in new.by_type(NODECLASS)
                       for t in c.inputs.get("spec", {}).get("amiSelectorTerms", []) if t.get("alias")})
-    lines = [f"#### Kubernetes {a} → {b}", "", "Applied in this order:", ""]
-    lines.append(f"1. control plane: {', '.join(f'`{r.name}`' for r in cluster)} {a} → {b}")
     moved = [f"`{r.inputs.get('addonName')}` {old_addons.get(r.inputs.get('addonName'), '(new)')} → "
              f"{r.inputs.get('addonVersion')}" for r in addons]
-    lines.append(f"2. add-ons (pinned for {b}): {', '.join(moved) or 'none'}")
-    lines.append(f"3. system node groups (replaced node by node with {b} AMIs): "
-                 f"{', '.join(f'`{r.name}`' for r in groups) or 'none'}")
-    lines.append(f"4. Karpenter fleets: every node of {', '.join(f'`{r.name}`' for r in pools) or 'no NodePool'} "
-                 f"drifts (the aliases {', '.join(f'`{x}`' for x in aliases) or '(none)'} resolve to {b} AMIs) and "
-                 "is replaced within its NodePool's disruption budgets")
-    unordered = [label for label, later, earlier in (("add-ons after the control plane", addons, cluster),
-                                                     ("system node groups after the control plane", groups, cluster),
-                                                     ("Karpenter's NodePools after the system node groups", pools,
-                                                      groups))
+    stages: list[tuple[str, list[PlannedResource], str]] = [
+        ("control plane", cluster, f"{', '.join(f'`{r.name}`' for r in cluster)} {a} → {b}"),
+        (f"add-ons (pinned for {b})", addons, ", ".join(moved) or "none"),
+        (f"system node groups (replaced node by node with {b} AMIs)", groups,
+         ", ".join(f"`{r.name}`" for r in groups) or "none"),
+        ("Karpenter fleets", pools,
+         f"every node of {', '.join(f'`{r.name}`' for r in pools) or 'no NodePool'} drifts (the aliases "
+         f"{', '.join(f'`{x}`' for x in aliases) or '(none)'} resolve to {b} AMIs) and is replaced within its "
+         "NodePool's disruption budgets"),
+    ]
+    # The order Pulumi applies is the plan's dependency order: add-ons that wait for the system node group (so
+    # coredns has nodes) come after it.
+    if addons and any(_ordered_after(new, addons, [g]) for g in groups):
+        stages[1], stages[2] = stages[2], stages[1]
+    lines = [f"#### Kubernetes {a} → {b}", "", "Applied in this order (the plan's dependencies):", ""]
+    lines += [f"{i}. {label}: {text}" for i, (label, _, text) in enumerate(stages, 1)]
+    unordered = [f"{later_label.split(' (')[0]} after {earlier_label.split(' (')[0]}"
+                 for (earlier_label, earlier, _), (later_label, later, _) in pairwise(stages)
                  if later and earlier and not _ordered_after(new, later, earlier)]
     if unordered:
         lines += ["", "Not enforced by a dependency in this plan (Pulumi may run them side by side): "
