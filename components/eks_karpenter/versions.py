@@ -120,7 +120,7 @@ release exists: `aws ssm get-parameters-by-path --path /aws/service/eks/optimize
 #   aws eks describe-addon-versions --kubernetes-version <minor> --addon-name <name> \
 #     --query 'addons[].addonVersions[].addonVersion'
 # A version EKS does not offer fails `pulumi up` on the add-on, before any workload is affected; with credentials
-# the program looks each one up at preview (eks_karpenter/platform/cluster/lookups.py) and fails first.
+# the program looks each one up at preview (eks_karpenter/platform/lookups.py) and fails first.
 ADDON_VERSIONS: dict[str, dict[str, str]] = {
     "1.29": {"vpc-cni": "v1.20.4-eksbuild.1", "kube-proxy": "v1.29.15-eksbuild.11",
              "coredns": "v1.11.4-eksbuild.22", "eks-pod-identity-agent": "v1.3.9-eksbuild.3"},

@@ -20,11 +20,13 @@ from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.component import lookup_existing_cluster
+from eks_karpenter.platform.cluster.plan import addon_versions
 from eks_karpenter.platform.cluster.rules import version_warnings
 from eks_karpenter.platform.iam import KarpenterIam, NodeRole, iam_name
 from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
+from eks_karpenter.platform.lookups import check_pins
 from eks_karpenter.platform.namespaces import Namespaces, platform_namespaces
 from eks_karpenter.platform.network import Network
 from eks_karpenter.platform.nodepool import (
@@ -63,6 +65,14 @@ def build_platform(cfg: StackConfig) -> None:
     if existing is not None:
         check_adopted_version(existing.version, cfg.karpenter.version, cfg.node_classes, source,
                               (f"{project}:cluster",), (f"{project}:nodeClasses",))
+    # The pins against the account's region (offline: the mocks), before anything is registered.
+    check_pins(existing.version if existing is not None else cfg.cluster.version,
+               addons=None if existing is not None else addon_versions(cfg.cluster),
+               classes=cfg.node_classes, pools=cfg.node_pools,
+               node_groups={} if existing is not None else {
+                   "system": cfg.cluster.system_node_group.ami_type,
+                   **{f"spot-{g.name}": g.ami_type for g in cfg.cluster.spot_node_groups}},
+               source=source, project=project)
 
     network = Network("network", {"clusterName": name, "config": cfg.network, "tags": stack_tags}, opts=stateful)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
