@@ -155,6 +155,9 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     from eks_karpenter.tools.smoke import cli as smoke
 
     smoke.add_parser(sub)
+    from eks_karpenter.tools import pins
+
+    pins.add_parser(sub)
     return parser
 
 
@@ -352,8 +355,14 @@ def cmd_smoke(args: argparse.Namespace) -> int:
     return run_smoke(args)
 
 
+def cmd_pins(args: argparse.Namespace) -> int:
+    from eks_karpenter.tools import pins
+
+    return pins.run(args)
+
+
 COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "diff": cmd_diff, "import-legacy": cmd_import_legacy,
-            "cost": cmd_cost, "simulate": cmd_simulate, "smoke": cmd_smoke}
+            "cost": cmd_cost, "simulate": cmd_simulate, "smoke": cmd_smoke, "pins": cmd_pins}
 
 
 def main(argv: list[str] | None = None, prog: str = "eks-karpenter") -> int:
