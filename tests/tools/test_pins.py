@@ -173,3 +173,46 @@ def test_write_needs_live_and_unknown_minor_is_refused(capsys: pytest.CaptureFix
 def test_the_command_is_on_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["pins", "--max-ami-age", "100000"]) == 0
     assert capsys.readouterr().out.startswith("pin ")
+
+
+def _plan_live_clients(missing_alias: bool) -> tuple[Any, Any]:
+    """Recorded answers in the order the dev plan asks: each add-on (default, then newest), the alias's AMI, the
+    newest release when it is missing, then the node groups' releases."""
+    session = boto3.Session(region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="x")
+    eks, ssm = session.client("eks"), session.client("ssm")
+    eks_stub, ssm_stub = Stubber(eks), Stubber(ssm)
+    for name, pin in sorted(PINNED.items()):
+        for _ in range(2):
+            eks_stub.add_response("describe_addon_versions", {"addons": [{"addonName": name, "addonVersions": [
+                {"addonVersion": pin, "compatibilities": [{"defaultVersion": True}]},
+                {"addonVersion": "v0.0.1-eksbuild.1", "compatibilities": [{"defaultVersion": False}]}]}]},
+                {"addonName": name, "kubernetesVersion": MINOR})
+    image = f"{AL2023}/amazon-eks-node-al2023-x86_64-standard-{MINOR}-{versions.AMI_ALIAS.partition('@')[2]}/image_id"
+    if missing_alias:
+        ssm_stub.add_client_error("get_parameter", service_error_code="ParameterNotFound",
+                                  expected_params={"Name": image})
+    else:
+        ssm_stub.add_response("get_parameter", {"Parameter": {"Name": image, "Value": "ami-0123456789abcdef0"}},
+                              {"Name": image})
+    release = f"{AL2023}/recommended/release_version"
+    for _ in range(1 if missing_alias else 2):
+        ssm_stub.add_response("get_parameter", {"Parameter": {"Name": release, "Value": NEWEST_AMI}},
+                              {"Name": release})
+    eks_stub.activate()
+    ssm_stub.activate()
+    return eks, ssm
+
+
+def test_plan_live_answers_the_pin_look_ups_from_aws() -> None:
+    from eks_karpenter.config.errors import ConfigError
+    from eks_karpenter.tools.engine import run_plan
+
+    eks, ssm = _plan_live_clients(missing_alias=False)
+    result = run_plan(REPO, "dev", invoke_results=pins.live_invoke_results(eks, ssm))
+    assert result.error is None
+    assert any("gets AMI release" in w and NEWEST_AMI in w for w in result.document.warnings)
+    eks, ssm = _plan_live_clients(missing_alias=True)
+    result = run_plan(REPO, "dev", invoke_results=pins.live_invoke_results(eks, ssm))
+    assert isinstance(result.error, ConfigError)
+    assert "has no amd64 AMI for Kubernetes 1.35" in str(result.error) and "newest is al2023@v20261120" in str(
+        result.error)

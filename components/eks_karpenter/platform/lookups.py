@@ -188,8 +188,8 @@ def check_pins(minor: str, *, addons: dict[str, str] | None, classes: Sequence[N
         issues += found
         warnings += warned
     issues += alias_issues(minor, classes, pools, (f"{project}:nodeClasses",))
-    warnings += node_group_warnings(minor, node_groups)
     if issues:
         raise ConfigError(source, issues)
+    warnings += node_group_warnings(minor, node_groups)
     for warning in warnings:
         pulumi.log.warn(warning)

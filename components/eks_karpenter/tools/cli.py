@@ -16,7 +16,7 @@ import sys
 import tempfile
 from datetime import date
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pulumi
 
@@ -89,7 +89,21 @@ def _stack_outputs(args: argparse.Namespace) -> dict[str, dict[str, object]] | N
 
 
 def _plan(args: argparse.Namespace, stack: str) -> PlanDocument:
-    return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args))
+    invoke_results = _live_lookups(args, stack) if getattr(args, "live", False) else None
+    return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args), invoke_results)
+
+
+def _live_lookups(args: argparse.Namespace, stack: str) -> dict[str, Any]:
+    """`plan --live`: the pin look-ups answered by AWS in the stack's region (credentials, boto3)."""
+    from eks_karpenter.tools.engine.runner import stack_region
+    from eks_karpenter.tools.pins import live_invoke_results
+
+    try:
+        import boto3
+    except ImportError:
+        raise UsageError("--live needs boto3: pip install 'eks-karpenter[live]'") from None
+    session = boto3.Session(region_name=stack_region(_program(args), stack))
+    return live_invoke_results(session.client("eks"), session.client("ssm"))
 
 
 def _add_project_arguments(cmd: argparse.ArgumentParser, references: bool = True) -> None:
@@ -113,6 +127,8 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     _add_project_arguments(plan)
     plan.add_argument("--format", choices=("tree", "json", "markdown", "mermaid", "urns"), default="tree",
                       help="urns: the sorted URNs, one per line (the golden files in tests/golden/)")
+    plan.add_argument("--live", action="store_true", help="check the pins against AWS in the stack's region "
+                      "(add-on versions, AMI aliases, node group releases; credentials and boto3 needed)")
     plan.add_argument("--out", type=Path, help="also write manifests, Helm values and IAM documents here")
 
     sub.add_parser("schema", help="print the JSON Schema of a stack file")

@@ -187,6 +187,34 @@ def live_pins(pins: list[Pin], minor: str, *, eks: Any, ssm: Any, get: Get) -> l
     return out
 
 
+def live_invoke_results(eks: Any, ssm: Any) -> dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]]:
+    """Answers for the program's pin look-ups (platform/lookups.py) from AWS, for `infra plan --live`: the rest
+    of the plan stays offline. A missing SSM parameter fails the invoke as the provider does."""
+    from eks_karpenter.platform.lookups import ADDON_TOKEN, SSM_TOKEN
+    from eks_karpenter.tools.engine.mocks import InvokeFailure
+
+    def parameter(args: Mapping[str, Any]) -> dict[str, Any]:
+        name = str(args["name"])
+        value = _ssm_value(ssm, name)
+        if value is None:
+            raise InvokeFailure(f"ParameterNotFound: {name}")
+        return {"name": name, "value": value, "insecureValue": value, "type": "String", "id": name}
+
+    def addon(args: Mapping[str, Any]) -> dict[str, Any]:
+        name, minor = str(args["addonName"]), str(args["kubernetesVersion"])
+        answer = eks.describe_addon_versions(addonName=name, kubernetesVersion=minor)
+        offered = [(v["addonVersion"], any(c.get("defaultVersion") for c in v.get("compatibilities", [])))
+                   for a in answer.get("addons", []) for v in a.get("addonVersions", [])]
+        if not offered:
+            raise InvokeFailure(f"no {name} versions for Kubernetes {minor}", "addonName")
+        newest = max((v for v, _ in offered), key=version_key)
+        default = next((v for v, is_default in offered if is_default), newest)
+        return {"addonName": name, "kubernetesVersion": minor, "version": newest if args.get("mostRecent") else default,
+                "id": name}
+
+    return {SSM_TOKEN: parameter, ADDON_TOKEN: addon}
+
+
 # --- --write -----------------------------------------------------------------------------------------------------
 
 
