@@ -39,7 +39,7 @@ from eks_karpenter.platform.nodepool import (
 )
 from eks_karpenter.platform.nodepool.config import NodeClassConfig, SecurityGroupSelectorTerm
 from eks_karpenter.platform.nth import NodeTerminationHandler
-from eks_karpenter.platform.version_rules import check_adopted_version
+from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
 
 
 def today() -> date:
@@ -51,7 +51,8 @@ def build_platform(cfg: StackConfig) -> None:
     """Register the platform for one validated stack config and export its outputs."""
     name = cfg.cluster.name
     for warning in [*version_warnings(cfg.cluster, today()),
-                    *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect)]:
+                    *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
+                    *ami_age_warnings(cfg.node_classes, today())]:
         pulumi.log.warn(warning)
     stack_tags = tags.base_tags(name, cfg.tags)
     stateful = pulumi.ResourceOptions(protect=cfg.protect)
