@@ -101,7 +101,7 @@ def test_offline_every_pin_exists_and_is_looked_up() -> None:
     names = [i.args["name"] for i in doc.invokes if i.token == SSM_TOKEN]
     assert f"{AL2023}/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.35-{PINNED}/image_id" in names
     assert f"{AL2023}/x86_64/standard/recommended/release_version" in names  # the system node group's release
-    assert not [w for w in doc.warnings if "AMI release" in w or "eks-karpenter pins" in w]
+    assert not [w for w in doc.warnings if "gets AMI release" in w or "confirm it with" in w]
 
 
 def test_an_alias_that_does_not_resolve_fails_with_the_newest_release() -> None:
