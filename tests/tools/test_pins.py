@@ -216,3 +216,16 @@ def test_plan_live_answers_the_pin_look_ups_from_aws() -> None:
     assert isinstance(result.error, ConfigError)
     assert "has no amd64 AMI for Kubernetes 1.35" in str(result.error) and "newest is al2023@v20261120" in str(
         result.error)
+
+
+def test_the_pins_page_is_true_to_the_table_and_the_cli() -> None:
+    page = (REPO / "docs" / "pins-and-upgrades.md").read_text()
+    for version, release in versions.KARPENTER_RELEASES.items():
+        low, high = release.kubernetes
+        assert re.search(rf"^\| {re.escape(version)} \| {re.escape(low)} to {re.escape(high)} \|", page, re.M), version
+    assert "Supported releases: **" + ", ".join(versions.KARPENTER_VERSIONS) + "**" in page
+    assert versions.NTH_CHART in page
+    for match in re.finditer(r"python -m infra ([^\n#`]+)", page):
+        command = match[1].split("|")[0].strip()
+        if "<" not in command:
+            cli._parser().parse_args(command.split())  # SystemExit (a failure) if not a real command

@@ -157,8 +157,9 @@ class ClusterConfig(Model):
     existing: bool = False
     """Adopt an existing cluster by name; nothing of the cluster itself is created or changed."""
     version: KubernetesVersion = versions.KUBERNETES_VERSION
-    """Kubernetes minor version, within Karpenter 1.14's support matrix and, today, in EKS standard support
-    (or extended support with `upgradePolicy.supportType: EXTENDED`); see eks_karpenter/versions.py."""
+    """Kubernetes minor version, within the Karpenter release's support matrix and, today, in EKS standard support
+    (or extended support with `upgradePolicy.supportType: EXTENDED`); see eks_karpenter/versions.py. Upgrade one
+    minor at a time (`infra diff` refuses a jump of two)."""
     upgrade_policy: UpgradePolicy = Field(default_factory=UpgradePolicy)
     """EKS upgrade policy; `supportType: EXTENDED` opts in to extended support (and its cost)."""
     authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = "API"
