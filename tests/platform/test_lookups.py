@@ -165,36 +165,33 @@ def test_an_adopted_cluster_is_looked_up_for_its_own_minor() -> None:
 def test_an_old_ami_pin_is_a_warning_at_the_configured_age() -> None:
     from datetime import date
 
+    from eks_karpenter.platform.cluster.config import ClusterConfig
     from eks_karpenter.platform.nodepool.class_config import NodeClassConfig
     from eks_karpenter.platform.version_rules import ami_age_warnings
 
+    assert ClusterConfig.model_fields["ami_max_age_days"].default == 30
     default = NodeClassConfig.model_validate({"name": "default"})
-    assert default.ami_max_age_days == 30
-    (warning,) = ami_age_warnings([default], date(2026, 9, 15))  # 31 days after al2023@v20260815
-    assert warning.startswith(f"EC2NodeClass default: AMI {versions.AMI_ALIAS} is 31 days old (amiMaxAgeDays: 30)")
-    assert ami_age_warnings([default], date(2026, 9, 14)) == []
-    lenient = NodeClassConfig.model_validate({"name": "x", "amiMaxAgeDays": 90})
-    assert ami_age_warnings([lenient], date(2026, 11, 13)) == []
-    assert len(ami_age_warnings([lenient], date(2026, 11, 14))) == 1
+    (warning,) = ami_age_warnings([default], date(2026, 9, 15), 30)  # 31 days after al2023@v20260815
+    assert warning.startswith(f"EC2NodeClass default: AMI {versions.AMI_ALIAS} is 31 days old (cluster."
+                              "amiMaxAgeDays: 30)")
+    assert ami_age_warnings([default], date(2026, 9, 14), 30) == []
+    assert ami_age_warnings([default], date(2026, 11, 13), 90) == []
+    assert len(ami_age_warnings([default], date(2026, 11, 14), 90)) == 1
     latest = NodeClassConfig.model_validate({"name": "x", "amiSelectorTerms": [{"alias": "al2023@latest"}]})
-    assert ami_age_warnings([latest], date(2030, 1, 1)) == []  # unpinned: nothing to age
+    assert ami_age_warnings([latest], date(2030, 1, 1), 30) == []  # unpinned: nothing to age
 
 
 def test_the_plan_warns_about_an_old_ami_pin_unless_configured_otherwise() -> None:
-    released = date_of(versions.AMI_ALIAS)
     from datetime import UTC, datetime
 
+    from eks_karpenter.tools.pins import ami_release_date
+
+    released = ami_release_date(versions.AMI_ALIAS)
+    assert released is not None
     age = (datetime.now(UTC).date() - released).days
     warnings = [w for w in plan_stack("dev").warnings if "amiMaxAgeDays" in w]
     assert bool(warnings) == (age > 30)
-    classes = stack_config("dev")["eks-karpenter:nodeClasses"]
-    for c in classes:
-        c["amiMaxAgeDays"] = 366
-    result = run_plan(REPO, "dev", config_overrides={"eks-karpenter:nodeClasses": json.dumps(classes)})
+    cluster = stack_config("dev")["eks-karpenter:cluster"]
+    cluster["amiMaxAgeDays"] = 366
+    result = run_plan(REPO, "dev", config_overrides={"eks-karpenter:cluster": json.dumps(cluster)})
     assert result.error is None and not [w for w in result.document.warnings if "amiMaxAgeDays" in w]
-
-
-def date_of(alias: str) -> Any:
-    from eks_karpenter.tools.pins import ami_release_date
-
-    return ami_release_date(alias)

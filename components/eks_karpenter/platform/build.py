@@ -52,7 +52,7 @@ def build_platform(cfg: StackConfig) -> None:
     name = cfg.cluster.name
     for warning in [*version_warnings(cfg.cluster, today()),
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
-                    *ami_age_warnings(cfg.node_classes, today())]:
+                    *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days)]:
         pulumi.log.warn(warning)
     stack_tags = tags.base_tags(name, cfg.tags)
     stateful = pulumi.ResourceOptions(protect=cfg.protect)

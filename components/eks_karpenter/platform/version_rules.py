@@ -85,8 +85,9 @@ def check_adopted_version(version: str, karpenter: str, node_classes: Sequence[N
         raise ConfigError(source, issues)
 
 
-def ami_age_warnings(node_classes: Sequence[NodeClassConfig], today: date) -> list[str]:
-    """EC2NodeClasses whose dated alias names an AMI release older than their `amiMaxAgeDays`."""
+def ami_age_warnings(node_classes: Sequence[NodeClassConfig], today: date, max_age_days: int) -> list[str]:
+    """EC2NodeClasses whose dated alias names an AMI release older than `max_age_days`
+    (`eks-karpenter:cluster.amiMaxAgeDays`)."""
     warnings = []
     for node_class in node_classes:
         for term in node_class.ami_selector_terms:
@@ -94,8 +95,8 @@ def ami_age_warnings(node_classes: Sequence[NodeClassConfig], today: date) -> li
             if not dated:
                 continue
             age = (today - date(*(int(g) for g in dated.groups()))).days
-            if age > node_class.ami_max_age_days:
-                warnings.append(f"EC2NodeClass {node_class.name}: AMI {term.alias} is {age} days old (amiMaxAgeDays: "
-                                f"{node_class.ami_max_age_days}); its nodes miss the patches of newer releases: move "
+            if age > max_age_days:
+                warnings.append(f"EC2NodeClass {node_class.name}: AMI {term.alias} is {age} days old (cluster."
+                                f"amiMaxAgeDays: {max_age_days}); its nodes miss the patches of newer releases: move "
                                 "the pin with `eks-karpenter pins --live --write` (every node of its pools rolls)")
     return warnings

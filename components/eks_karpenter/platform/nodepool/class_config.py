@@ -289,9 +289,6 @@ class NodeClassConfig(Model):
     """AMI family (user data format, default disks). Implied by an `alias` term; required without one."""
     ami_selector_terms: list[AmiSelectorTerm] = Field(default_factory=_default_ami_terms, min_length=1, max_length=30)
     """AMIs to use. Default: the pinned EKS-optimized AL2023 alias from eks_karpenter/versions.py."""
-    ami_max_age_days: int = Field(30, ge=1, le=366)
-    """Warn at preview when a dated alias (`al2023@vYYYYMMDD`) names a release older than this many days, so
-    nodes do not run an unpatched image for months (move the pin with `eks-karpenter pins --live --write`)."""
     subnet_selector_terms: list[SubnetSelectorTerm] | None = Field(None, min_length=1, max_length=30)
     """Subnets (default: tagged `karpenter.sh/discovery: <cluster>`)."""
     security_group_selector_terms: list[SecurityGroupSelectorTerm] | None = Field(None, min_length=1, max_length=30)
