@@ -49,7 +49,8 @@ def plan(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> di
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
     document: dict[str, Any] = json.loads(proc.stdout)
-    assert document["warnings"] == []
+    # The AMI pin's age warning depends on the day the tests run (the weekly pins PR keeps the pin fresh).
+    assert [w for w in document["warnings"] if "amiMaxAgeDays" not in w] == []
     return document
 
 
