@@ -195,3 +195,19 @@ def test_the_plan_warns_about_an_old_ami_pin_unless_configured_otherwise() -> No
     cluster["amiMaxAgeDays"] = 366
     result = run_plan(REPO, "dev", config_overrides={"eks-karpenter:cluster": json.dumps(cluster)})
     assert result.error is None and not [w for w in result.document.warnings if "amiMaxAgeDays" in w]
+
+
+def test_a_look_up_denied_names_the_permission_it_needs() -> None:
+    def denied(args: dict[str, Any]) -> dict[str, Any]:
+        raise InvokeFailure("AccessDeniedException: not authorized to perform ssm:GetParameter")
+
+    result = run_plan(REPO, "dev", invoke_results={SSM_TOKEN: denied})
+    assert result.error is not None
+    assert "needs ssm:GetParameter on parameter/aws/service/*" in str(result.error)
+    assert "AccessDeniedException" in str(result.error)
+
+    def eks_denied(args: dict[str, Any]) -> dict[str, Any]:
+        raise InvokeFailure("AccessDeniedException", "addonName")
+
+    result = run_plan(REPO, "dev", invoke_results={ADDON_TOKEN: eks_denied})
+    assert result.error is not None and "needs eks:DescribeAddonVersions" in str(result.error)

@@ -113,7 +113,22 @@ def _parameter(name: str) -> str | None:
     except Exception as err:  # the provider reports a missing parameter as a failed invoke, whatever its type
         if "ParameterNotFound" in str(err) or "not found" in str(err).lower():
             return None
-        raise
+        raise PinLookupError(f"looking up the public SSM parameter {name} failed ({err}): the identity running "
+                             "the preview needs ssm:GetParameter on parameter/aws/service/*") from err
+
+
+class PinLookupError(Exception):
+    """A pin look-up failed for another reason than a missing version (access denied, throttling): the message
+    names the permission the look-ups need."""
+
+
+def _addon_version(name: str, minor: str, most_recent: bool) -> str:
+    try:
+        return str(aws.eks.get_addon_version(addon_name=name, kubernetes_version=minor, most_recent=most_recent)
+                   .version)
+    except Exception as err:
+        raise PinLookupError(f"looking up EKS add-on {name} versions for Kubernetes {minor} failed ({err}): the "
+                             "identity running the preview needs eks:DescribeAddonVersions") from err
 
 
 def addon_issues(minor: str, pinned: dict[str, str], at: Path) -> tuple[list[Issue], list[str]]:
@@ -121,8 +136,8 @@ def addon_issues(minor: str, pinned: dict[str, str], at: Path) -> tuple[list[Iss
     issues: list[Issue] = []
     warnings: list[str] = []
     for name, pin in sorted(pinned.items()):
-        newest = aws.eks.get_addon_version(addon_name=name, kubernetes_version=minor, most_recent=True).version
-        default = aws.eks.get_addon_version(addon_name=name, kubernetes_version=minor, most_recent=False).version
+        newest = _addon_version(name, minor, most_recent=True)
+        default = _addon_version(name, minor, most_recent=False)
         if pin in (newest, default):
             continue
         if version_key(pin) > version_key(newest):
