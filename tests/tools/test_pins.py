@@ -229,3 +229,28 @@ def test_the_pins_page_is_true_to_the_table_and_the_cli() -> None:
         command = match[1].split("|")[0].strip()
         if "<" not in command:
             cli._parser().parse_args(command.split())  # SystemExit (a failure) if not a real command
+
+
+def test_infra_plan_live_uses_the_stacks_region(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    eks, ssm = _plan_live_clients(missing_alias=True)
+    regions: list[str | None] = []
+
+    class Session:
+        def __init__(self, region_name: str | None = None) -> None:
+            regions.append(region_name)
+
+        def client(self, name: str) -> Any:
+            return {"eks": eks, "ssm": ssm}[name]
+
+    monkeypatch.setattr(boto3, "Session", Session)
+    assert cli.main(["plan", "--stack", "dev", "--live"]) == 1
+    err = capsys.readouterr().err
+    assert "has no amd64 AMI for Kubernetes 1.35" in err and "newest is al2023@v20261120" in err
+    assert regions == [stack_region("dev")]
+
+
+def stack_region(stack: str) -> str:
+    import yaml
+
+    return str(yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]["aws:region"])
