@@ -5,9 +5,11 @@ Where things live:
 - `platform/`: the platform's components, one package per concern, each with its config (`config.py`),
   validation (`rules.py`), pure planning code and Pulumi wiring (`component.py`): `network`, `cluster`, `access`,
   `namespaces`, `iam`, `karpenter`, `nodepool`, `interruption`, `nth`; `build.py` composes them
-  (`build_platform`), `version_rules.py` holds the rules that span them;
-- `tools/`: what is built on the components: `engine` (the offline plan, its diff and views), `cost`,
-  `simulate` (workload what-if), `smoke` (the post-deploy test), `migrate` (v1alpha5 import) and `cli`;
+  (`build_platform`), `version_rules.py` holds the rules that span them, `lookups.py` checks the pins against
+  AWS at preview;
+- `tools/`: what is built on the components: `engine` (the offline plan, its diff and upgrade views), `cost`,
+  `simulate` (workload what-if), `smoke` (the post-deploy test), `migrate` (v1alpha5 import), `pins` (list and
+  move the pins) and `cli`;
 - `config/`: the config machinery every component shares: the model base (`model.py`), problems and their
   report (`errors.py`), reading a stack file as the Pulumi CLI does (`stackfile.py`), validating it
   (`stack.py`), and the running stack's config (`running.py`);

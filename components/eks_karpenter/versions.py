@@ -9,14 +9,61 @@ from dataclasses import dataclass
 from datetime import date
 
 KARPENTER_VERSION = "1.14.1"
-"""Karpenter controller and CRD chart version (`oci://public.ecr.aws/karpenter/karpenter[-crd]`)."""
+"""Karpenter controller and CRD chart version (`oci://public.ecr.aws/karpenter/karpenter[-crd]`): the default of
+`eks-karpenter:karpenter.version`, one of `KARPENTER_RELEASES`."""
 
 KARPENTER_CHART = "oci://public.ecr.aws/karpenter/karpenter"
 KARPENTER_CRD_CHART = "oci://public.ecr.aws/karpenter/karpenter-crd"
 
 NTH_VERSION = "0.27.6"
-"""aws-node-termination-handler chart version (eks-charts)."""
-NTH_CHART_REPO = "https://aws.github.io/eks-charts"
+"""aws-node-termination-handler chart version (app v1.25.6)."""
+NTH_VERSION_PINNED = date(2026, 11, 22)
+"""When `NTH_VERSION` was last set here (`eks-karpenter pins` reports its age; `--write` moves it)."""
+NTH_CHART = "oci://public.ecr.aws/aws-ec2/helm/aws-node-termination-handler"
+"""Where the NTH chart is published. Not the eks-charts Helm repository: it stopped publishing it at 0.21.0."""
+
+
+@dataclass(frozen=True)
+class KarpenterRelease:
+    """One Karpenter release this library renders for: what changes between releases in what it renders (the
+    controller's IAM policies, the chart values, the CRDs), read off that release's own upstream files (the
+    getting-started CloudFormation template, the chart's values.yaml, the CRD chart's templates); tests compare
+    each against them. `scripts/upstream.lock.json` pins those files and both charts of every release."""
+
+    version: str
+    released: date
+    """The release commit's date."""
+    kubernetes: tuple[str, str]
+    """Oldest and newest Kubernetes minor of Karpenter's compatibility matrix for this release."""
+    crds: tuple[str, ...]
+    """CRDs the `karpenter-crd` chart installs (`<plural>.<group>`)."""
+    zonal_shift_policy: bool
+    """The IAM template has the opt-in ZonalShift policy (`arc-zonal-shift:GetManagedResource`), so the
+    controller's `enableZonalShift` can be set."""
+    describe_instance_status: bool
+    """The ResourceDiscovery policy's regional reads include `ec2:DescribeInstanceStatus`."""
+    refresh_intervals: bool
+    """The chart has `settings.amiRefreshInterval` and `settings.subnetRefreshInterval`."""
+    capacity_buffer: bool
+    """The chart has the `settings.featureGates.capacityBuffer` gate and the CRD chart the CapacityBuffer CRD."""
+
+
+_KARPENTER_CRDS = ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "nodeoverlays.karpenter.sh",
+                   "ec2nodeclasses.karpenter.k8s.aws")
+
+KARPENTER_RELEASES: dict[str, KarpenterRelease] = {r.version: r for r in (
+    KarpenterRelease("1.12.2", date(2026, 7, 11), ("1.26", "1.35"), _KARPENTER_CRDS, zonal_shift_policy=False,
+                     describe_instance_status=False, refresh_intervals=False, capacity_buffer=False),
+    KarpenterRelease("1.13.1", date(2026, 7, 11), ("1.26", "1.36"), _KARPENTER_CRDS, zonal_shift_policy=True,
+                     describe_instance_status=True, refresh_intervals=True, capacity_buffer=False),
+    KarpenterRelease("1.14.1", date(2026, 8, 21), ("1.26", "1.36"),
+                     (*_KARPENTER_CRDS, "capacitybuffers.autoscaling.x-k8s.io"), zonal_shift_policy=True,
+                     describe_instance_status=True, refresh_intervals=True, capacity_buffer=True),
+)}
+"""Every Karpenter release a stack may name (`eks-karpenter:karpenter.version`), oldest first. Any other is
+refused: its IAM, values and CRDs are not known to match what this library renders."""
+
+KARPENTER_VERSIONS = tuple(KARPENTER_RELEASES)
 
 KUBERNETES_VERSION = "1.35"
 """Default EKS Kubernetes version (in standard support: see `EKS_KUBERNETES_SUPPORT`)."""
@@ -72,7 +119,8 @@ release exists: `aws ssm get-parameters-by-path --path /aws/service/eks/optimize
 # is built offline): confirm each before a first deploy, and on every bump, with
 #   aws eks describe-addon-versions --kubernetes-version <minor> --addon-name <name> \
 #     --query 'addons[].addonVersions[].addonVersion'
-# A version EKS does not offer fails `pulumi up` on the add-on, before any workload is affected.
+# A version EKS does not offer fails `pulumi up` on the add-on, before any workload is affected; with credentials
+# the program looks each one up at preview (eks_karpenter/platform/lookups.py) and fails first.
 ADDON_VERSIONS: dict[str, dict[str, str]] = {
     "1.29": {"vpc-cni": "v1.20.4-eksbuild.1", "kube-proxy": "v1.29.15-eksbuild.11",
              "coredns": "v1.11.4-eksbuild.22", "eks-pod-identity-agent": "v1.3.9-eksbuild.3"},
@@ -91,6 +139,9 @@ ADDON_VERSIONS: dict[str, dict[str, str]] = {
     "1.36": {"vpc-cni": "v1.21.1-eksbuild.1", "kube-proxy": "v1.36.0-eksbuild.1",
              "coredns": "v1.13.1-eksbuild.1", "eks-pod-identity-agent": "v1.3.10-eksbuild.1"},
 }
+
+ADDON_VERSIONS_PINNED = date(2026, 11, 22)
+"""When `ADDON_VERSIONS` were last set here (`eks-karpenter pins` reports their age; `--write` moves it)."""
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 """The container of the post-deploy smoke test's pods (`python -m infra smoke`): multi-arch, does nothing."""

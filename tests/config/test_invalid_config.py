@@ -146,7 +146,8 @@ CASES: list[tuple[str, str, Mutation, str, str]] = [
     ("karpenter-version-v-prefix", "dev", setv("eks-karpenter:karpenter|version", "v1.14.1"),
      "eks-karpenter:karpenter.version", "no leading 'v'"),
     ("karpenter-version-too-old", "dev", setv("eks-karpenter:karpenter|version", "0.37.0"),
-     "eks-karpenter:karpenter.version", "1.14 or a newer"),
+     "eks-karpenter:karpenter.version", "supports (its IAM policies, Helm values and CRDs are known for these "
+     "only): 1.12.2, 1.13.1, 1.14.1"),
     ("karpenter-replicas-above-system-nodes", "dev", setv("eks-karpenter:karpenter|replicas", 3),
      "eks-karpenter:karpenter.replicas", "its own system node"),
     ("karpenter-identity-unknown", "dev", setv("eks-karpenter:karpenter|identity", "kiam"),

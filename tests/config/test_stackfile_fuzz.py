@@ -31,7 +31,8 @@ from tests.support import REPO, STACKS, plan_config
 CASES = 300
 SOURCE = "stacks/Pulumi.bad.yaml"
 LINE = re.compile(rf"^{re.escape(SOURCE)}:\d+: ")
-KEYED = re.compile(rf"^{re.escape(SOURCE)}(:\d+)?: ([^ \[]|\[[0-9]+\]|\[\"[^\"]*\"\])+: ")  # a key with spaces is quoted
+# A key path: no spaces, except inside a quoted part (a key that holds whitespace).
+KEYED = re.compile(rf"^{re.escape(SOURCE)}(:\d+)?: ([^ \[]|\[[0-9]+\]|\[\"[^\"]*\"\])+: ")
 FILE_LEVEL = ("not valid YAML", "a stack file is a mapping", "more than")
 
 ODD_VALUES: list[Any] = [

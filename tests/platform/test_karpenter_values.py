@@ -448,9 +448,18 @@ def issues_of(raw: dict[str, Any]) -> list[tuple[str, str, Any]]:
 
 @pytest.mark.parametrize(("raw", "path", "fragment"), [
     ({"controllerOnFargate": True}, "identity", "needs IRSA"),
-    ({"version": "1.13.4"}, "version", "Karpenter 1.14"),
-    ({"version": "0.37.7"}, "version", "Karpenter 1.14"),
-    ({"version": "2.0.0"}, "version", "1.x"),
+    ({"version": "1.13.4"}, "version", "supports (its IAM policies, Helm values and CRDs are known for these only): "
+     "1.12.2, 1.13.1, 1.14.1"),
+    ({"version": "1.14.0"}, "version", "1.12.2, 1.13.1, 1.14.1"),
+    ({"version": "0.37.7"}, "version", "1.12.2, 1.13.1, 1.14.1"),
+    ({"version": "2.0.0"}, "version", "1.12.2, 1.13.1, 1.14.1"),
+    ({"version": "1.12.2", "zonalShift": True}, "zonalShift", "no zonal-shift permission"),
+    ({"version": "1.12.2", "settings": {"amiRefreshInterval": "5m"}}, "settings.amiRefreshInterval",
+     "Karpenter 1.12.2's chart has no settings.amiRefreshInterval"),
+    ({"version": "1.12.2", "settings": {"subnetRefreshInterval": "1m"}}, "settings.subnetRefreshInterval",
+     "has no settings.subnetRefreshInterval"),
+    ({"version": "1.13.1", "featureGates": {"capacityBuffer": True}}, "featureGates.capacityBuffer",
+     "no capacityBuffer feature gate"),
     ({"resources": {"requests": {"cpu": "2", "memory": "1Gi"}}}, "resources.requests.cpu", "above the limit"),
     ({"resources": {"requests": {"cpu": "1", "memory": "1025Mi"}}}, "resources.requests.memory",
      "above the limit"),
@@ -478,10 +487,11 @@ def test_rules(raw: dict[str, Any], path: str, fragment: str) -> None:
     assert fragment in issues[0][1]
 
 
-def test_fargate_with_irsa_and_newer_versions_are_fine() -> None:
+def test_fargate_with_irsa_and_every_supported_release_are_fine() -> None:
     assert issues_of({"controllerOnFargate": True, "identity": "irsa"}) == []
-    assert issues_of({"version": "1.14.0"}) == []
-    assert issues_of({"version": "1.15.2"}) == []  # a dev stack may canary the next minor
+    for version in versions.KARPENTER_VERSIONS:  # a dev stack may canary another supported release
+        assert issues_of({"version": version}) == []
+    assert issues_of({"version": "1.13.1", "zonalShift": True, "settings": {"amiRefreshInterval": "5m"}}) == []
     for raw, _arn in CONFIGS.values():
         assert issues_of(raw) == []
 

@@ -503,10 +503,10 @@ def test_component_imds_is_just_the_release() -> None:
     assert [r.type for r in custom] == [RELEASE]
     (release,) = custom
     assert release.parent == component.urn
-    assert release.inputs["chart"] == "aws-node-termination-handler"
+    assert release.inputs["chart"] == "oci://public.ecr.aws/aws-ec2/helm/aws-node-termination-handler"
     assert release.inputs["name"] == "aws-node-termination-handler"
     assert release.inputs["version"] == versions.NTH_VERSION
-    assert release.inputs["repositoryOpts"] == {"repo": versions.NTH_CHART_REPO}
+    assert "repositoryOpts" not in release.inputs  # an OCI chart: eks-charts stopped publishing it at 0.21.0
     assert release.inputs["namespace"] == "kube-system"
     assert release.inputs["values"] == imds_values()
     assert warnings == []

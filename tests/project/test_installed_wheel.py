@@ -52,7 +52,9 @@ def plan(command: list[str], cwd: Path, env: dict[str, str] | None = None, warni
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
     document: dict[str, Any] = json.loads(proc.stdout)
-    assert len(document["warnings"]) == warnings, document["warnings"]
+    # The AMI pin's age warning depends on the day the tests run (the weekly pins PR keeps the pin fresh).
+    rest = [w for w in document["warnings"] if "amiMaxAgeDays" not in w]
+    assert len(rest) == warnings, document["warnings"]
     return document
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from eks_karpenter import versions
 
 from tests.support import FETCH_UPSTREAM, MISSING_UPSTREAM, REPO, UPSTREAM, requires_upstream, upstream_cache_verified
 
@@ -66,7 +67,22 @@ def test_lock_pins_every_upstream_file_the_tests_name() -> None:
     for chart in ("karpenter", "karpenter-crd", "aws-node-termination-handler"):
         named |= {f"charts/{chart}/Chart.yaml", f"charts/{chart}/values.yaml", f"charts/{chart}/templates/_helpers.tpl"
                   if chart != "karpenter-crd" else "charts/karpenter-crd/templates/karpenter.sh_nodepools.yaml"}
+    named.add("karpenter/metrics.md")
+    # The earlier supported Karpenter releases: the same kinds of files, each from its own release.
+    for version in ("1.12.2", "1.13.1"):
+        named |= {f"karpenter-{version}/{name}" for name in (
+            "karpenter.sh_nodepools.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml", "karpenter.sh_nodeclaims.yaml",
+            "karpenter-getting-started-cloudformation.yaml", "karpenter-chart-values.yaml", "karpenter-Chart.yaml",
+            "karpenter-crd-Chart.yaml", "karpenter-crd-chart-values.yaml")}
+        assert all(FILES[f"karpenter-{version}/{name}"]["version"].lstrip("v") == version
+                   for name in ("karpenter.sh_nodepools.yaml", "karpenter-chart-values.yaml"))
     assert named <= set(FILES)
+
+
+def test_every_supported_karpenter_release_has_both_charts_locked() -> None:
+    # The chart references the program installs are held to these (tests/platform/test_chart_lock.py).
+    for version in versions.KARPENTER_VERSIONS:
+        assert {f"{versions.KARPENTER_CHART}:{version}", f"{versions.KARPENTER_CRD_CHART}:{version}"} <= set(OCI_CHARTS)
 
 
 def test_lock_sources_are_pinned_releases() -> None:
@@ -242,7 +258,8 @@ def go_price_table(prices: Mapping[str, float]) -> bytes:
 class FakeRegistryAndGitHub:
     """Answers the script's GETs from the upstream folder, checking the headers a real registry needs."""
 
-    def __init__(self, root: Path, *, corrupt_blob: str | None = None) -> None:
+    def __init__(self, root: Path, scratch: Path, *, corrupt_blob: str | None = None) -> None:
+        self.scratch = scratch
         self.calls: list[str] = []
         self.blobs: dict[str, bytes] = {}
         self.raw: dict[str, bytes] = {}
@@ -254,6 +271,20 @@ class FakeRegistryAndGitHub:
             if entry.get("derive") == "ondemand-prices":
                 prices = json.loads((root / name).read_text())["us-east-1"]
                 self.raw[entry["from"][0]] = go_price_table(prices)
+
+    def chart_dir(self, chart: str, tag: str) -> Path:
+        """The chart folder for `chart` at `tag`: today's under charts/, an earlier Karpenter release's built
+        from its karpenter-<tag>/ files (Chart.yaml and values.yaml, all the lock takes from those archives)."""
+        current = self.root / "charts" / chart
+        if yaml.safe_load((current / "Chart.yaml").read_text())["version"] == tag:
+            return current
+        folder = self.scratch / f"{chart}-{tag}"
+        if not folder.is_dir():
+            folder.mkdir(parents=True)
+            release = self.root / f"karpenter-{tag}"
+            (folder / "Chart.yaml").write_bytes((release / f"{chart}-Chart.yaml").read_bytes())
+            (folder / "values.yaml").write_bytes((release / f"{chart}-chart-values.yaml").read_bytes())
+        return folder
 
     def __call__(self, url: str, headers: Mapping[str, str]) -> bytes:
         self.calls.append(url)
@@ -267,8 +298,8 @@ class FakeRegistryAndGitHub:
         if manifest:
             assert headers["Authorization"] == f"Bearer tok-{manifest[1]}"
             assert headers["Accept"] == "application/vnd.oci.image.manifest.v1+json"
-            chart = manifest[1].rsplit("/", 1)[-1]
-            blob = helm_like_archive(self.root / "charts" / chart, chart, {f"{chart}/Chart.lock": b"generated: x\n"})
+            chart, tag = manifest[1].rsplit("/", 1)[-1], manifest[2]
+            blob = helm_like_archive(self.chart_dir(chart, tag), chart, {f"{chart}/Chart.lock": b"generated: x\n"})
             digest = f"sha256:{sha(blob)}"
             self.blobs[digest] = blob
             return json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
@@ -286,7 +317,7 @@ class FakeRegistryAndGitHub:
 @requires_upstream
 def test_fetch_through_the_registry_and_raw_files_builds_the_same_cache(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    fake = FakeRegistryAndGitHub(UPSTREAM)
+    fake = FakeRegistryAndGitHub(UPSTREAM, tmp_path / "charts")
     cache = tmp_path / "cache"
     code, out, err = run(capsys, "--cache", str(cache), get=fake)
     assert (code, err) == (0, "") and f"{len(FILES)} files fetched and verified" in out
@@ -305,7 +336,7 @@ def test_fetch_through_the_registry_and_raw_files_builds_the_same_cache(
 @requires_upstream
 def test_a_blob_that_does_not_match_its_manifest_digest_is_refused(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    fake = FakeRegistryAndGitHub(UPSTREAM, corrupt_blob="karpenter/karpenter-crd")
+    fake = FakeRegistryAndGitHub(UPSTREAM, tmp_path / "charts", corrupt_blob="karpenter/karpenter-crd")
     code, _, err = run(capsys, "--cache", str(tmp_path / "cache"), get=fake)
     assert code == 1 and "oci://public.ecr.aws/karpenter/karpenter-crd:1.14.1: chart blob digest mismatch" in err
     assert not (tmp_path / "cache").exists()
@@ -313,7 +344,7 @@ def test_a_blob_that_does_not_match_its_manifest_digest_is_refused(
 
 @requires_upstream
 def test_a_changed_upstream_file_is_refused_with_both_sums(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    fake = FakeRegistryAndGitHub(UPSTREAM)
+    fake = FakeRegistryAndGitHub(UPSTREAM, tmp_path / "charts")
     url = FILES["karpenter/karpenter-getting-started-cloudformation.yaml"]["url"]
     fake.raw[url] += b"# moved tag\n"
     code, _, err = run(capsys, "--cache", str(tmp_path / "cache"), get=fake)

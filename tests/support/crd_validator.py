@@ -15,6 +15,7 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -57,10 +58,11 @@ def strict_schema(node: Any) -> Any:
 
 
 @functools.cache
-def _crds() -> dict[tuple[str, str], CompiledCrd]:
-    """(apiVersion, kind) -> compiled schema, for every served version of every CRD in the upstream folder."""
+def _crds(crd_dir: Path = CRD_DIR) -> dict[tuple[str, str], CompiledCrd]:
+    """(apiVersion, kind) -> compiled schema, for every served version of every CRD in `crd_dir` (default: the
+    pinned release's; `UPSTREAM / "karpenter-<version>"` for an earlier supported release's)."""
     out: dict[tuple[str, str], CompiledCrd] = {}
-    for path in sorted(CRD_DIR.glob("*_*.yaml")):  # CRD files are <group>_<plural>.yaml
+    for path in sorted(crd_dir.glob("*_*.yaml")):  # CRD files are <group>_<plural>.yaml
         doc = yaml.safe_load(path.read_text())
         if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
             continue
@@ -164,12 +166,13 @@ def defaulted(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def validate_object(obj: dict[str, Any]) -> list[str]:
-    """Every reason the apiserver would refuse to create `obj`; empty when it would accept it."""
+def validate_object(obj: dict[str, Any], crd_dir: Path = CRD_DIR) -> list[str]:
+    """Every reason the apiserver would refuse to create `obj` with the CRDs of `crd_dir`; empty when it would
+    accept it."""
     key = (str(obj.get("apiVersion")), str(obj.get("kind")))
-    crd = _crds().get(key)
+    crd = _crds(crd_dir).get(key)
     if crd is None:
-        return [f".: no CRD in {CRD_DIR} serves apiVersion {key[0]} kind {key[1]}"]
+        return [f".: no CRD in {crd_dir} serves apiVersion {key[0]} kind {key[1]}"]
     value = copy.deepcopy(obj)
     apply_defaults(crd.schema, value)
     errors: list[str] = []

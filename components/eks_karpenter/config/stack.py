@@ -47,7 +47,7 @@ from eks_karpenter.platform.nodepool.config import (
 from eks_karpenter.platform.nodepool.rules import validate_node_config
 from eks_karpenter.platform.nth.config import NthConfig
 from eks_karpenter.platform.nth.rules import validate_nth
-from eks_karpenter.platform.version_rules import validate_node_class_amis
+from eks_karpenter.platform.version_rules import validate_kubernetes_for_karpenter, validate_node_class_amis
 from eks_karpenter.tags import TagKey, TagValue, reserved_tag_key
 
 PROJECT = "eks-karpenter"
@@ -345,6 +345,8 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
         if ok("node_classes") and not cfg.cluster.existing:
             issues += validate_node_class_amis(cfg.cluster.version, cfg.node_classes, at("nodeClasses"))
         issues += validate_cluster_environment(cfg.cluster, region, accounts, at("cluster"))
+    if ok("cluster", "karpenter") and not cfg.cluster.existing:  # an adopted cluster is checked at its look-up
+        issues += validate_kubernetes_for_karpenter(cfg.cluster.version, cfg.karpenter.version, at("cluster"))
     if ok("karpenter"):
         issues += validate_karpenter(cfg.karpenter, at("karpenter"))
         issues += validate_karpenter_environment(cfg.karpenter, region, accounts, at("karpenter"))

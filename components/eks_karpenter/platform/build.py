@@ -22,12 +22,14 @@ from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.component import lookup_existing_cluster
+from eks_karpenter.platform.cluster.plan import addon_versions
 from eks_karpenter.platform.cluster.rules import endpoint_warnings, version_warnings
 from eks_karpenter.platform.iam import KarpenterIam, NodeRole
 from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
+from eks_karpenter.platform.lookups import check_pins
 from eks_karpenter.platform.namespaces import Namespaces, platform_namespaces
 from eks_karpenter.platform.network import Network
 from eks_karpenter.platform.nodepool import (
@@ -40,6 +42,7 @@ from eks_karpenter.platform.nodepool import (
 )
 from eks_karpenter.platform.nodepool.config import NodeClassConfig, SecurityGroupSelectorTerm
 from eks_karpenter.platform.nth import NodeTerminationHandler
+from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
 
 
 def today() -> date:
@@ -73,6 +76,7 @@ def build_platform(cfg: StackConfig) -> None:
     # An existing cluster is looked up before anything is registered: if it cannot take Karpenter's nodes, the
     # error leaves nothing half-created.
     existing = lookup_existing_cluster(st.name, source, (f"{project}:cluster",)) if cfg.cluster.existing else None
+    _check_pins(st, existing)
 
     network = _network(st)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
@@ -94,8 +98,25 @@ def build_platform(cfg: StackConfig) -> None:
 
 def _warn(cfg: StackConfig) -> None:
     for warning in [*version_warnings(cfg.cluster, today()), *endpoint_warnings(cfg.cluster),
-                    *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect)]:
+                    *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
+                    *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days)]:
         pulumi.log.warn(warning)
+
+
+def _check_pins(st: _Stack, existing: aws.eks.GetClusterResult | None) -> None:
+    """The pins against the account's region (offline: the mocks), before anything is registered; an adopted
+    cluster's own version against the Karpenter release and the AMI aliases."""
+    cfg, project = st.cfg, st.project
+    if existing is not None:
+        check_adopted_version(existing.version, cfg.karpenter.version, cfg.node_classes, st.source,
+                              (f"{project}:cluster",), (f"{project}:nodeClasses",))
+    check_pins(existing.version if existing is not None else cfg.cluster.version,
+               addons=None if existing is not None else addon_versions(cfg.cluster),
+               classes=cfg.node_classes, pools=cfg.node_pools,
+               node_groups={} if existing is not None else {
+                   "system": cfg.cluster.system_node_group.ami_type,
+                   **{f"spot-{g.name}": g.ami_type for g in cfg.cluster.spot_node_groups}},
+               source=st.source, project=project)
 
 
 def _network(st: _Stack) -> Network:
@@ -148,7 +169,7 @@ def _karpenter_iam(st: _Stack, cluster: Cluster, node_role: NodeRole,
     return KarpenterIam("karpenter-iam", {
         "clusterName": st.name, "region": st.cfg.region, "identity": kcfg.identity, "namespace": kcfg.namespace,
         "nodeRoleArn": node_role.role_arn, "interruptionQueueArn": queue.queue_arn if queue else None,
-        "zonalShift": kcfg.zonal_shift,
+        "zonalShift": kcfg.zonal_shift, "karpenterVersion": kcfg.version,
         "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
         "spotServiceLinkedRole": kcfg.spot_service_linked_role, "tags": st.tags, "iamNames": st.iam,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster]))

@@ -1,4 +1,5 @@
-"""Rules that span concerns: the cluster's Kubernetes version against the Karpenter EC2NodeClasses' AMI pins.
+"""Rules that span concerns: the cluster's Kubernetes version against the Karpenter release and the
+EC2NodeClasses' AMI pins, for a created cluster (from the stack file) and an adopted one (from its look-up).
 
 Pure: config in, `Issue`s with key paths out. The cluster's own version rules (support dates, add-ons, managed
 node group AMI types) live in `eks_karpenter/platform/cluster/rules.py`.
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from datetime import date
 
 from eks_karpenter import versions
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.errors import ConfigError, Issue, Path
 from eks_karpenter.platform.cluster.rules import al2_unavailable
 from eks_karpenter.platform.nodepool.config import NodeClassConfig
 
@@ -45,3 +46,57 @@ def validate_node_class_amis(version: str, node_classes: Sequence[NodeClassConfi
             issues.append(Issue(at + (i, "amiFamily"), f"EKS publishes no Amazon Linux 2 AMIs for Kubernetes "
                                 f"{version}: use AL2023 or Bottlerocket", node_class.ami_family))
     return issues
+
+
+def kubernetes_outside_karpenter(kubernetes: str, karpenter: str) -> str | None:
+    """Why Karpenter `karpenter` cannot run on Kubernetes `kubernetes` (None when it can, or when `karpenter` is
+    not a supported release: that has its own error)."""
+    release = versions.KARPENTER_RELEASES.get(karpenter)
+    if release is None:
+        return None
+    low, high = release.kubernetes
+
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in v.split(".")[:2])
+
+    if key(low) <= key(kubernetes) <= key(high):
+        return None
+    newer = [v for v, r in versions.KARPENTER_RELEASES.items()
+             if key(r.kubernetes[0]) <= key(kubernetes) <= key(r.kubernetes[1])]
+    hint = f": use Karpenter {newer[-1]}" if newer else ""
+    return f"Karpenter {karpenter} supports Kubernetes {low} to {high}, not {kubernetes}{hint}"
+
+
+def validate_kubernetes_for_karpenter(kubernetes: str, karpenter: str, at_cluster: Path) -> list[Issue]:
+    """The cluster's Kubernetes minor within the Karpenter release's compatibility matrix."""
+    reason = kubernetes_outside_karpenter(kubernetes, karpenter)
+    return [Issue(at_cluster + ("version",), reason, kubernetes)] if reason else []
+
+
+def check_adopted_version(version: str, karpenter: str, node_classes: Sequence[NodeClassConfig], source: str,
+                          at_cluster: Path, at_classes: Path) -> None:
+    """An adopted cluster's Kubernetes minor (from its `eks:getCluster` look-up), checked as a created cluster's
+    is from the stack file: within the Karpenter release's range, and with an AMI for every EC2NodeClass alias.
+    Raises `ConfigError` naming the stack file; call it before registering anything."""
+    issues = [Issue(at_cluster + ("existing",), f"the existing cluster runs Kubernetes {version}: {reason}", True)
+              for reason in [kubernetes_outside_karpenter(version, karpenter)] if reason]
+    issues += validate_node_class_amis(version, node_classes, at_classes)
+    if issues:
+        raise ConfigError(source, issues)
+
+
+def ami_age_warnings(node_classes: Sequence[NodeClassConfig], today: date, max_age_days: int) -> list[str]:
+    """EC2NodeClasses whose dated alias names an AMI release older than `max_age_days`
+    (`eks-karpenter:cluster.amiMaxAgeDays`)."""
+    warnings = []
+    for node_class in node_classes:
+        for term in node_class.ami_selector_terms:
+            dated = _DATED_RELEASE.match(term.alias.partition("@")[2]) if term.alias else None
+            if not dated:
+                continue
+            age = (today - date(*(int(g) for g in dated.groups()))).days
+            if age > max_age_days:
+                warnings.append(f"EC2NodeClass {node_class.name}: AMI {term.alias} is {age} days old (cluster."
+                                f"amiMaxAgeDays: {max_age_days}); its nodes miss the patches of newer releases: move "
+                                "the pin with `eks-karpenter pins --live --write` (every node of its pools rolls)")
+    return warnings

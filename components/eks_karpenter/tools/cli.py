@@ -16,7 +16,7 @@ import sys
 import tempfile
 from datetime import date
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pulumi
 
@@ -89,7 +89,21 @@ def _stack_outputs(args: argparse.Namespace) -> dict[str, dict[str, object]] | N
 
 
 def _plan(args: argparse.Namespace, stack: str) -> PlanDocument:
-    return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args))
+    invoke_results = _live_lookups(args, stack) if getattr(args, "live", False) else None
+    return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args), invoke_results)
+
+
+def _live_lookups(args: argparse.Namespace, stack: str) -> dict[str, Any]:
+    """`plan --live`: the pin look-ups answered by AWS in the stack's region (credentials, boto3)."""
+    from eks_karpenter.tools.engine.runner import stack_region
+    from eks_karpenter.tools.pins import live_invoke_results
+
+    try:
+        import boto3
+    except ImportError:
+        raise UsageError("--live needs boto3: pip install 'eks-karpenter[live]'") from None
+    session = boto3.Session(region_name=stack_region(_program(args), stack))
+    return live_invoke_results(session.client("eks"), session.client("ssm"))
 
 
 def _add_project_arguments(cmd: argparse.ArgumentParser, references: bool = True) -> None:
@@ -113,6 +127,8 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     _add_project_arguments(plan)
     plan.add_argument("--format", choices=("tree", "json", "markdown", "mermaid", "urns"), default="tree",
                       help="urns: the sorted URNs, one per line (the golden files in tests/golden/)")
+    plan.add_argument("--live", action="store_true", help="check the pins against AWS in the stack's region "
+                      "(add-on versions, AMI aliases, node group releases; credentials and boto3 needed)")
     plan.add_argument("--out", type=Path, help="also write manifests, Helm values and IAM documents here")
 
     sub.add_parser("schema", help="print the JSON Schema of a stack file")
@@ -155,6 +171,9 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     from eks_karpenter.tools.smoke import cli as smoke
 
     smoke.add_parser(sub)
+    from eks_karpenter.tools import pins
+
+    pins.add_parser(sub)
     return parser
 
 
@@ -214,14 +233,20 @@ def cmd_diff(args: argparse.Namespace) -> int:
         old, new = (_read_plan(path) for path in args.files)
     else:
         raise PlanError("diff needs two plan files (OLD.json NEW.json) or --base REF --stack STACK")
+    from eks_karpenter.tools.engine.upgrades import render_upgrades, upgrade_problems
+
     diff = diff_plans(old, new)
     sys.stdout.write(render_diff_markdown(diff))
-    if diff.refused:
-        # The comment is written either way; the exit status stops a pipeline before `pulumi up`.
-        for refusal in diff.refused:
-            print(f"error: refused: {refusal.key}: {refusal.message}", file=sys.stderr)
-        return REFUSED
-    return 0
+    upgrades = render_upgrades(old, new)
+    if upgrades:
+        sys.stdout.write("\n" + upgrades)
+    # The comment is written either way; the exit status stops a pipeline before `pulumi up`.
+    for refusal in diff.refused:
+        print(f"error: refused: {refusal.key}: {refusal.message}", file=sys.stderr)
+    problems = upgrade_problems(old, new)
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return REFUSED if diff.refused or problems else 0
 
 
 REFUSED = 3
@@ -354,8 +379,14 @@ def cmd_smoke(args: argparse.Namespace) -> int:
     return run_smoke(args)
 
 
+def cmd_pins(args: argparse.Namespace) -> int:
+    from eks_karpenter.tools import pins
+
+    return pins.run(args)
+
+
 COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "diff": cmd_diff, "import-legacy": cmd_import_legacy,
-            "cost": cmd_cost, "simulate": cmd_simulate, "smoke": cmd_smoke}
+            "cost": cmd_cost, "simulate": cmd_simulate, "smoke": cmd_smoke, "pins": cmd_pins}
 
 
 def main(argv: list[str] | None = None, prog: str = "eks-karpenter") -> int:

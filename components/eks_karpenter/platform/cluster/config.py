@@ -183,8 +183,9 @@ class ClusterConfig(Model):
     existing: bool = False
     """Adopt an existing cluster by name; nothing of the cluster itself is created or changed."""
     version: KubernetesVersion = versions.KUBERNETES_VERSION
-    """Kubernetes minor version, within Karpenter 1.14's support matrix and, today, in EKS standard support
-    (or extended support with `upgradePolicy.supportType: EXTENDED`); see eks_karpenter/versions.py."""
+    """Kubernetes minor version, within the Karpenter release's support matrix and, today, in EKS standard support
+    (or extended support with `upgradePolicy.supportType: EXTENDED`); see eks_karpenter/versions.py. Upgrade one
+    minor at a time (`infra diff` refuses a jump of two)."""
     upgrade_policy: UpgradePolicy = Field(default_factory=UpgradePolicy)
     """EKS upgrade policy; `supportType: EXTENDED` opts in to extended support (and its cost)."""
     authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = "API"
@@ -222,6 +223,10 @@ class ClusterConfig(Model):
     stack attaches them (securityGroupSelectorTerms by id) alongside the cluster security group, so pods on
     Karpenter's nodes and on the old nodes reach each other (rules that allow traffic from the node group's own
     security group would otherwise drop Karpenter's nodes)."""
+    ami_max_age_days: int = Field(30, ge=1, le=366)
+    """Warn at preview when an EC2NodeClass's dated alias (`al2023@vYYYYMMDD`) names an AMI release older than
+    this many days, so nodes do not run an unpatched image for months (move the pin, and with it the node
+    groups' release, with `eks-karpenter pins --live --write`)."""
     addon_versions: dict[Literal["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"], AddonVersion] = Field(
         default_factory=empty_dict)
     """Override a pinned add-on version (see eks_karpenter/versions.py)."""

@@ -9,6 +9,7 @@ from typing import Literal, NotRequired, TypedDict
 import pulumi
 import pulumi_aws as aws
 
+from eks_karpenter import versions
 from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.iam.policy import (
     NODE_MANAGED_POLICIES,
@@ -96,6 +97,9 @@ class KarpenterIamArgs(TypedDict):
     """Interruption queue ARN (SQS permissions are scoped to it); None when interruption handling is off."""
     zonalShift: bool
     """Grant the zonal-shift read permission."""
+    karpenterVersion: NotRequired[str]
+    """The Karpenter release the policies are for (default `versions.KARPENTER_VERSION`): each release's
+    getting-started template grants slightly different actions."""
     oidcProviderArn: pulumi.Input[str]
     """IRSA only: the cluster's IAM OIDC provider."""
     oidcIssuer: pulumi.Input[str]
@@ -140,12 +144,14 @@ class KarpenterIam(pulumi.ComponentResource):
                             assume_role_policy=trust, tags=args["tags"], opts=child)
 
         queue_arn = args["interruptionQueueArn"]
+        version = args.get("karpenterVersion", versions.KARPENTER_VERSION)
         documents = pulumi.Output.all(account, args["nodeRoleArn"], queue_arn).apply(
             lambda a: {
                 short: json.dumps(doc, sort_keys=True)
                 for short, doc in controller_policies(PolicyScope(
                     cluster_name=cluster, region=region, account_id=a[0], node_role_arn=a[1],
-                    interruption_queue_arn=a[2], zonal_shift=args["zonalShift"])).items()
+                    interruption_queue_arn=a[2], zonal_shift=args["zonalShift"],
+                    karpenter_version=version)).items()
             })
         # Which policies exist is known from config alone, so the set of resources never depends on an apply.
         shorts = list(controller_policies(PolicyScope(
@@ -153,7 +159,7 @@ class KarpenterIam(pulumi.ComponentResource):
             node_role_arn=f"arn:{partition_of(region)}:iam::000000000000:role/placeholder",
             interruption_queue_arn=None if queue_arn is None else
             f"arn:{partition_of(region)}:sqs:{region}:000000000000:placeholder",
-            zonal_shift=args["zonalShift"])))
+            zonal_shift=args["zonalShift"], karpenter_version=version)))
         arns: dict[str, pulumi.Output[str]] = {}
         # Everything the controller needs before it starts (and while it drains nodes on destroy). The
         # attachments are children of the role, so a depends_on on this component would not reach them.

@@ -1,6 +1,7 @@
 """Karpenter's IAM documents as pure data: controller policies, trust policies, node managed policies.
 
-The controller policies grant what Karpenter v1.14.1's getting-started CloudFormation template grants, with the
+The controller policies grant what the getting-started CloudFormation template of the stack's Karpenter release
+(`PolicyScope.karpenter_version`, one of `versions.KARPENTER_RELEASES`) grants, with the
 same statement ids and the same tag-based scoping, split into the same managed policies. They are built from
 plain values (no Pulumi types): a component resolves its outputs first, then calls these builders inside `apply`.
 """
@@ -12,6 +13,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from eks_karpenter import versions
 
 MANAGED_POLICY_SIZE_LIMIT = 6144
 """Characters (whitespace excluded) IAM accepts in one customer managed policy document."""
@@ -111,8 +114,16 @@ class PolicyScope:
     node_role_arn: str
     interruption_queue_arn: str | None = None
     zonal_shift: bool = False
+    karpenter_version: str = versions.KARPENTER_VERSION
+    """The Karpenter release the policies are for (one of `versions.KARPENTER_RELEASES`): their actions differ."""
 
     def __post_init__(self) -> None:
+        release = versions.KARPENTER_RELEASES.get(self.karpenter_version)
+        if release is None:
+            raise ValueError(f"Karpenter {self.karpenter_version} is not supported; supported releases: "
+                             f"{', '.join(versions.KARPENTER_VERSIONS)}")
+        if self.zonal_shift and not release.zonal_shift_policy:
+            raise ValueError(f"Karpenter {self.karpenter_version} grants no zonal-shift permission (from 1.13)")
         if not _CLUSTER_NAME_RE.fullmatch(self.cluster_name):
             raise ValueError(f"not an EKS cluster name: {self.cluster_name!r}")
         partition = partition_of(self.region)
@@ -334,11 +345,14 @@ _DESCRIBE_ACTIONS = tuple(
 
 
 def _resource_discovery(scope: PolicyScope) -> dict[str, Any]:
+    release = versions.KARPENTER_RELEASES[scope.karpenter_version]
+    # Before 1.13 the template does not grant DescribeInstanceStatus; grant what the release's own template does.
+    describe = [a for a in _DESCRIBE_ACTIONS if release.describe_instance_status or a != "ec2:DescribeInstanceStatus"]
     return _document(
         # Describe calls support no resource-level scoping; pin them to the cluster's region instead.
         _allow(
             "AllowRegionalReadActions",
-            _DESCRIBE_ACTIONS,
+            describe,
             "*",
             {"StringEquals": {"aws:RequestedRegion": scope.region}},
         ),

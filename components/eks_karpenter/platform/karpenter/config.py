@@ -175,8 +175,9 @@ class KarpenterConfig(Model):
 
     version: KarpenterVersion = Field(versions.KARPENTER_VERSION,
                                       json_schema_extra={"pattern": r"^[0-9]+\.[0-9]+\.[0-9]+$"})
-    """Karpenter release of both charts (`karpenter`, `karpenter-crd`), no leading `v`. Override per stack to
-    canary a release; 1.14 or a newer 1.x, since this library's IAM, CRD handling and values are built for 1.14."""
+    """Karpenter release of both charts (`karpenter`, `karpenter-crd`), no leading `v`: one of 1.12.2, 1.13.1,
+    1.14.1 (`versions.KARPENTER_RELEASES`), whose IAM policies, chart values and CRDs this library renders. Override
+    per stack to canary an upgrade; the cluster's Kubernetes minor must be in the release's range."""
     namespace: Namespace = "kube-system"
     """Namespace of the controller. `kube-system` is upstream's recommendation: EKS's API priority and fairness
     FlowSchemas for leader election and controllers cover it; other namespaces need their own."""

@@ -1,23 +1,21 @@
 """Cross-field rules for the Karpenter install config. Field-level checks live on the types in config.py.
 
-Version policy: major 1, minor 14 or newer. The CRD chart handling, the controller IAM policies (six managed
-policies incl. zonal shift) and the Helm values here are built and tested against 1.14; older minors lack
-CRDs/gates this library relies on (NodeOverlay, CapacityBuffer) and need different IAM. A newer minor is
-accepted so a dev stack can canary it; moving the default is a deliberate change of `versions.KARPENTER_VERSION`
-(and of the checked-in chart this library's tests read).
+Version policy: one of `versions.KARPENTER_RELEASES` (1.12.2, 1.13.1, 1.14.1). The controller IAM policies, the
+Helm values and the CRDs this library renders differ between them and are tested against each release's own
+upstream files; any other release is refused with the supported list, since nothing says what it needs. A stack
+may name an older or newer supported release than the default to canary an upgrade.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
 
+from eks_karpenter import versions
 from eks_karpenter.arns import arn_issues
 from eks_karpenter.config.errors import Issue, Path
 from eks_karpenter.platform.karpenter.config import KarpenterConfig, duration_seconds
+from eks_karpenter.platform.karpenter.releases import release_issues
 from eks_karpenter.quantities import bytes_issue, quantity_value, unitless_bytes
-
-MIN_MINOR = 14
-"""Oldest Karpenter 1.x minor this library supports."""
 
 STANDARD_NODE_POLICIES = (
     "AmazonEKSWorkerNodePolicy",
@@ -40,11 +38,13 @@ def validate_karpenter(cfg: KarpenterConfig, at: Path) -> list[Issue]:
         issues.append(Issue(at + ("identity",), "EKS Pod Identity does not work on Fargate: a controller on Fargate "
                             "(controllerOnFargate: true) needs IRSA (identity: irsa)", cfg.identity))
 
-    major, minor, _patch = (int(p) for p in cfg.version.split("."))
-    if major != 1 or minor < MIN_MINOR:
-        issues.append(Issue(at + ("version",), f"this library supports Karpenter 1.{MIN_MINOR} or a newer 1.x "
-                            "release (its IAM policies, CRD handling and Helm values are built for 1.14)",
-                            cfg.version))
+    release = versions.KARPENTER_RELEASES.get(cfg.version)
+    if release is None:
+        issues.append(Issue(at + ("version",), "not a Karpenter release this library supports (its IAM policies, "
+                            "Helm values and CRDs are known for these only): "
+                            + ", ".join(versions.KARPENTER_VERSIONS), cfg.version))
+    else:
+        issues += release_issues(cfg, release, at)
 
     timeout = duration_seconds(cfg.delete_timeout)
     if not _MIN_DELETE_TIMEOUT <= timeout <= _MAX_DELETE_TIMEOUT:

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from eks_karpenter.platform.karpenter.config import ControllerResources, KarpenterConfig, ResourceList
+from eks_karpenter.platform.karpenter.releases import omitted_values, release_of
 
 SYSTEM_NODE_LABEL = ("node-role/system", "true")
 """Label of the system node group; the controller requires it on a created cluster (unless on Fargate)."""
@@ -49,14 +50,16 @@ def controller_values(cfg: KarpenterConfig, *, cluster_name: str, cluster_endpoi
     is the controller role, required with `identity: irsa` and refused otherwise. `system_node_group` is False
     on a cluster this stack does not create: its nodes lack the system group's label, so the controller must
     not require it. `region` becomes the controller's `AWS_REGION`: without it the controller asks the instance
-    metadata service, which a pod cannot reach on nodes with an IMDS hop limit of 1 (the default). Raises
-    ValueError on inputs the chart would accept but the controller would choke on.
+    metadata service, which a pod cannot reach on nodes with an IMDS hop limit of 1 (the default). The keys follow
+    `cfg.version`'s chart (`releases.omitted_values`). Raises ValueError on inputs the chart would accept but the
+    controller would choke on, and on a Karpenter release this library does not support.
     """
     if not _CLUSTER_NAME.fullmatch(cluster_name):
         raise ValueError(f"cluster_name is not an EKS cluster name: {cluster_name!r}")
     if not re.fullmatch(r"https://[^/\s]+", cluster_endpoint):
         raise ValueError(f"cluster_endpoint must be the cluster's https:// API server URL: {cluster_endpoint!r}")
 
+    release = release_of(cfg.version)
     settings: dict[str, Any] = {
         "clusterName": cluster_name,
         "clusterEndpoint": cluster_endpoint,  # given, so the controller needs no DescribeCluster at start
@@ -64,6 +67,13 @@ def controller_values(cfg: KarpenterConfig, *, cluster_name: str, cluster_endpoi
         "enableZonalShift": cfg.zonal_shift,
         **_settings(cfg),
     }
+    # Keys the release's chart does not have are left out: the config rules refuse setting them for it.
+    for dotted in omitted_values(release):
+        *parents, key = dotted.removeprefix("settings.").split(".")
+        target = settings
+        for parent in parents:
+            target = target[parent]
+        del target[key]
     if interruption_queue_name is not None:
         settings["interruptionQueue"] = _queue_name(interruption_queue_name)
 

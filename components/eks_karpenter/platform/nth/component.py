@@ -22,7 +22,7 @@ from eks_karpenter.platform.nth.rules import (
     nth_events,
     pod_identity_trust_policy,
 )
-from eks_karpenter.platform.nth.values import CHART, MANAGED_TAG, RELEASE_NAME, SERVICE_ACCOUNT, nth_values
+from eks_karpenter.platform.nth.values import MANAGED_TAG, RELEASE_NAME, SERVICE_ACCOUNT, nth_values
 from eks_karpenter.platform.wiring import child_options
 
 LIFECYCLE_HOOK_NAME = "aws-node-termination-handler"
@@ -103,9 +103,9 @@ class NodeTerminationHandler(pulumi.ComponentResource):
         release = k8s.helm.v3.Release(
             f"{name}-release",
             name=RELEASE_NAME,
-            chart=CHART,
+            # The published OCI chart (held to scripts/upstream.lock.json by the tests), not a Helm repository.
+            chart=versions.NTH_CHART,
             version=cfg.version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.NTH_CHART_REPO),
             # The namespace must exist (the platform creates it as a Namespace the release depends on): Helm's
             # createNamespace would leave one behind that nothing manages or deletes.
             namespace=cfg.namespace,

@@ -46,7 +46,8 @@ class NthConfig(Model):
     mode: Literal["imds", "queue"] = "imds"
     """`imds` (DaemonSet on the spot nodes) or `queue` (Deployment + SQS + EventBridge + lifecycle hooks)."""
     version: ChartVersion = versions.NTH_VERSION
-    """Chart version (eks-charts `aws-node-termination-handler`); override per stack to canary an upgrade."""
+    """Chart version (`oci://public.ecr.aws/aws-ec2/helm/aws-node-termination-handler`); override per stack to
+    canary an upgrade (the version must be published there)."""
     namespace: Namespace = "kube-system"
     """Namespace of the release (created when it is not kube-system)."""
 

@@ -9,10 +9,11 @@ from pulumi.runtime import mocks as _mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
+from eks_karpenter import versions
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
 from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
 
-__all__ = ["ACCOUNT_ID", "CapturingMonitor", "PlanMocks", "PlanReferenceError", "digest", "partition"]
+__all__ = ["ACCOUNT_ID", "CapturingMonitor", "InvokeFailure", "PlanMocks", "PlanReferenceError", "digest", "partition"]
 
 
 class PlanReferenceError(Exception):
@@ -47,8 +48,31 @@ class PlanMocks(pulumi.runtime.Mocks):
         self.invokes.append(PlannedInvoke(token=args.token, args=_plain(dict(args.args))))
         if args.token in self.invoke_results:
             result = self.invoke_results[args.token]
-            return dict(result(args.args) if callable(result) else result), []
+            try:
+                return dict(result(args.args) if callable(result) else result), []
+            except InvokeFailure as failure:  # as the provider reports e.g. a missing SSM parameter
+                return {}, [(failure.property, failure.reason)]
         return dict(_invoke(args.token, args.args, self.region)), []
+
+
+class InvokeFailure(Exception):
+    """Raised by an `invoke_results` fixture: the invoke fails as a provider's would (the program sees
+    `invoke of <token> failed: <reason> (<property>)`), e.g. `InvokeFailure("ParameterNotFound")`."""
+
+    def __init__(self, reason: str, property: str = "name") -> None:
+        super().__init__(reason)
+        self.reason, self.property = reason, property
+
+
+def _ssm_value(name: str) -> str:
+    """Offline answers for the public SSM parameters the pin look-ups read: every AMI exists, and the newest
+    release is the one `versions.AMI_ALIAS` pins (platform/lookups.py)."""
+    if name.endswith("/image_id"):
+        return f"ami-{digest(name, 17)}"
+    minor = name.split("/optimized-ami/", 1)[-1].split("/", 1)[0]
+    if name.endswith("/release_version"):
+        return f"{minor}.0-{versions.AMI_ALIAS.partition('@v')[2]}"
+    return "1.0.0-00000000"  # bottlerocket image_version: no pin of this library names one
 
 
 def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
@@ -75,6 +99,17 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
             "version": "1.33",
             "id": cluster,
         }
+    if token == "aws:ssm/getParameter:getParameter":
+        name = str(args.get("name", ""))
+        return {"name": name, "value": _ssm_value(name), "insecureValue": _ssm_value(name), "type": "String",
+                "version": 1, "withDecryption": True, "id": name,
+                "arn": f"arn:{partition(region)}:ssm:{region}::parameter{name}"}
+    if token == "aws:eks/getAddonVersion:getAddonVersion":
+        # The pin is both EKS's default and its newest: offline, every add-on pin exists.
+        minor, addon = str(args.get("kubernetesVersion")), str(args.get("addonName"))
+        version = versions.ADDON_VERSIONS.get(minor, {}).get(addon, "v0.0.0-eksbuild.1")
+        return {"addonName": addon, "kubernetesVersion": minor, "mostRecent": bool(args.get("mostRecent")),
+                "version": version, "id": addon}
     if token == "aws:iam/getRoles:getRoles":
         # A fresh account: no role matches. Tests answer it with invoke_results for a used account.
         return {"names": [], "arns": [], "id": region, **{k: v for k, v in args.items() if v is not None}}

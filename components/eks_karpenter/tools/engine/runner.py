@@ -250,13 +250,15 @@ def referenced_stacks(root: Path, stack: str, project_name: str) -> list[tuple[s
 
 
 def plan_with_references(root: Path, stack: str, platform_root: Path | None = None,
-                         stack_outputs: dict[str, dict[str, Any]] | None = None) -> PlanDocument:
+                         stack_outputs: dict[str, dict[str, Any]] | None = None,
+                         invoke_results: dict[str, Any] | None = None) -> PlanDocument:
     """Plan a program, answering its StackReferences like the Pulumi service would, but offline.
 
     `stack_outputs` (name -> outputs) answers references as given. Any other reference to a stack of the
     platform project at `platform_root` is answered by planning that platform stack first (offline too), so a
     consumer's plan shows what it would build against the platform as committed. A reference neither answers
-    fails the plan with a message naming both options.
+    fails the plan with a message naming both options. `invoke_results` answers invokes of the planned stack
+    (`infra plan --live`: the pin look-ups, from AWS).
     """
     outputs = dict(stack_outputs or {})
     if platform_root is not None:
@@ -264,4 +266,9 @@ def plan_with_references(root: Path, stack: str, platform_root: Path | None = No
         for ref, platform_stack in referenced_stacks(root, stack, platform.name):
             if ref not in outputs:
                 outputs[ref] = plan_program(platform.root, platform_stack).outputs
-    return plan_program(root, stack, stack_outputs=outputs)
+    return plan_program(root, stack, invoke_results=invoke_results, stack_outputs=outputs)
+
+
+def stack_region(root: Path, stack: str) -> str:
+    """The stack file's `aws:region` (the default region when it sets none)."""
+    return str(read_stack_file(ProgramProject.load(root.resolve()), stack).flat().get("aws:region", DEFAULT_REGION))

@@ -1,0 +1,213 @@
+"""Pins checked at preview (issue 23): add-on versions, EC2NodeClass aliases per admitted architecture and node
+group AMI releases, looked up for the cluster's minor. Offline the mocks answer; here fixtures answer, missing
+versions included, the way the provider does (a failed invoke)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from eks_karpenter import versions
+from eks_karpenter.config.errors import ConfigError
+from eks_karpenter.platform.lookups import (
+    ADDON_TOKEN,
+    SSM_TOKEN,
+    alias_parameter,
+    class_architectures,
+    newest_alias,
+    newest_parameter,
+    node_group_parameter,
+)
+from eks_karpenter.platform.nodepool.config import NodePoolConfig
+from eks_karpenter.tools.engine import run_plan
+from eks_karpenter.tools.engine.mocks import InvokeFailure, _invoke
+
+from tests.support import REPO, plan_stack, stack_config
+
+PINNED = versions.AMI_ALIAS.partition("@")[2]  # v20260815
+AL2023 = "/aws/service/eks/optimized-ami/1.35/amazon-linux-2023"
+
+
+# --- the parameters Karpenter resolves -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("alias", "arch", "parameter"), [
+    ("al2023@v20260815", "amd64",
+     f"{AL2023}/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.35-v20260815/image_id"),
+    ("al2023@v20260815", "arm64",
+     f"{AL2023}/arm64/standard/amazon-eks-node-al2023-arm64-standard-1.35-v20260815/image_id"),
+    ("al2023@latest", "amd64", f"{AL2023}/x86_64/standard/recommended/image_id"),
+    ("al2@v20250101", "arm64", "/aws/service/eks/optimized-ami/1.35/amazon-linux-2-arm64/"
+                               "amazon-eks-arm64-node-1.35-v20250101/image_id"),
+    ("bottlerocket@v1.50.0", "amd64", "/aws/service/bottlerocket/aws-k8s-1.35/x86_64/1.50.0/image_id"),
+    ("bottlerocket@1.50.0", "arm64", "/aws/service/bottlerocket/aws-k8s-1.35/arm64/1.50.0/image_id"),
+    ("bottlerocket@latest", "arm64", "/aws/service/bottlerocket/aws-k8s-1.35/arm64/latest/image_id"),
+    ("windows2022@latest", "amd64", None),
+])
+def test_alias_parameters_are_the_ones_karpenter_reads(alias: str, arch: str, parameter: str | None) -> None:
+    assert alias_parameter(alias, "1.35", arch) == parameter
+
+
+def test_newest_release_parameters_and_their_aliases() -> None:
+    assert newest_parameter("al2023", "1.35", "amd64") == f"{AL2023}/x86_64/standard/recommended/release_version"
+    assert newest_alias("al2023", "1.35.2-20261101") == "al2023@v20261101"
+    assert newest_parameter("bottlerocket", "1.35", "arm64") == "/aws/service/bottlerocket/aws-k8s-1.35/arm64/latest/" \
+                                                                "image_version"
+    assert newest_alias("bottlerocket", "1.50.0-3e2bd5b8") == "bottlerocket@v1.50.0"
+    assert node_group_parameter("AL2023_ARM_64_STANDARD", "1.35") == (
+        "al2023", f"{AL2023}/arm64/standard/recommended/release_version")
+    assert node_group_parameter("BOTTLEROCKET_x86_64", "1.35") == (
+        "bottlerocket", "/aws/service/bottlerocket/aws-k8s-1.35/x86_64/latest/image_version")
+
+
+def test_architectures_a_class_serves() -> None:
+    pools = [NodePoolConfig.model_validate(p) for p in (
+        {"name": "a", "nodeClass": "default"},
+        {"name": "b", "nodeClass": "graviton", "arch": ["amd64", "arm64"],
+         "requirements": [{"key": "kubernetes.io/arch", "operator": "NotIn", "values": ["amd64"]}]},
+    )]
+    assert class_architectures("default", pools) == ("amd64",)
+    assert class_architectures("graviton", pools) == ("arm64",)
+    assert class_architectures("unused", pools) == ()
+
+
+# --- the plan, with recorded answers ------------------------------------------------------------------------------
+
+def ssm(missing: tuple[str, ...] = (), newest: str = "1.35.2-20261101") -> Any:
+    def answer(args: dict[str, Any]) -> dict[str, Any]:
+        name = str(args["name"])
+        if any(m in name for m in missing):
+            raise InvokeFailure(f"ParameterNotFound: parameter {name} not found")
+        result = _invoke(SSM_TOKEN, dict(args), "eu-west-1")
+        return {**result, "value": newest} if name.endswith("/release_version") else result
+    return answer
+
+
+def addons(offered: dict[str, tuple[str, str]]) -> Any:
+    """EKS's answers per add-on: (default, newest)."""
+    def answer(args: dict[str, Any]) -> dict[str, Any]:
+        default, newest = offered[str(args["addonName"])] if args["addonName"] in offered else (None, None)
+        result = _invoke(ADDON_TOKEN, dict(args), "eu-west-1")
+        if default is None:
+            return result
+        return {**result, "version": newest if args.get("mostRecent") else default}
+    return answer
+
+
+def test_offline_every_pin_exists_and_is_looked_up() -> None:
+    doc = plan_stack("dev")
+    tokens = [i.token for i in doc.invokes]
+    assert tokens.count(ADDON_TOKEN) == 8  # four add-ons: default and newest
+    names = [i.args["name"] for i in doc.invokes if i.token == SSM_TOKEN]
+    assert f"{AL2023}/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.35-{PINNED}/image_id" in names
+    assert f"{AL2023}/x86_64/standard/recommended/release_version" in names  # the system node group's release
+    assert not [w for w in doc.warnings if "gets AMI release" in w or "confirm it with" in w]
+
+
+def test_an_alias_that_does_not_resolve_fails_with_the_newest_release() -> None:
+    result = run_plan(REPO, "dev", invoke_results={SSM_TOKEN: ssm(missing=(f"-{PINNED}/",))})
+    assert isinstance(result.error, ConfigError)
+    message = str(result.error)
+    assert (f"eks-karpenter:nodeClasses[0].amiSelectorTerms[0].alias: al2023@{PINNED} has no amd64 AMI for "
+            f"Kubernetes 1.35") in message
+    assert "the newest is al2023@v20261101" in message
+    assert [r for r in result.document.resources if r.custom] == []  # nothing registered
+
+
+def test_each_admitted_architecture_is_checked() -> None:
+    config = stack_config("dev")
+    pools = config["eks-karpenter:nodePools"]
+    pools[0]["arch"] = ["amd64", "arm64"]
+    override = {"eks-karpenter:nodePools": json.dumps(pools)}
+    result = run_plan(REPO, "dev", invoke_results={SSM_TOKEN: ssm(missing=(f"arm64-standard-1.35-{PINNED}",))},
+                      config_overrides=override)
+    assert isinstance(result.error, ConfigError)
+    assert f"al2023@{PINNED} has no arm64 AMI for Kubernetes 1.35" in str(result.error)
+    # amd64 only: the same answers are fine
+    assert run_plan(REPO, "dev", invoke_results={SSM_TOKEN: ssm(missing=(f"arm64-standard-1.35-{PINNED}",))}
+                    ).error is None
+
+
+def test_an_addon_pin_eks_does_not_offer_fails_with_the_nearest_versions() -> None:
+    pinned = versions.ADDON_VERSIONS["1.35"]["vpc-cni"]
+    result = run_plan(REPO, "dev", invoke_results={
+        ADDON_TOKEN: addons({"vpc-cni": ("v1.20.4-eksbuild.1", "v1.21.0-eksbuild.4")})})
+    assert isinstance(result.error, ConfigError)
+    assert (f"eks-karpenter:cluster.addonVersions.vpc-cni: EKS offers no vpc-cni {pinned} for Kubernetes 1.35: the "
+            "newest is v1.21.0-eksbuild.4, the default v1.20.4-eksbuild.1") in str(result.error)
+
+
+def test_an_addon_pin_between_default_and_newest_is_a_warning() -> None:
+    result = run_plan(REPO, "dev", invoke_results={
+        ADDON_TOKEN: addons({"coredns": ("v1.12.1-eksbuild.2", "v1.13.0-eksbuild.1")})})
+    assert result.error is None
+    (warning,) = [w for w in result.document.warnings if "coredns" in w]
+    assert "neither EKS's default (v1.12.1-eksbuild.2) nor its newest (v1.13.0-eksbuild.1)" in warning
+
+
+def test_a_node_group_on_another_ami_release_is_a_warning() -> None:
+    result = run_plan(REPO, "dev", invoke_results={SSM_TOKEN: ssm(newest="1.35.2-20261101")})
+    assert result.error is None
+    warnings = [w for w in result.document.warnings if "gets AMI release" in w]
+    assert warnings and all(f"while the EC2NodeClass alias pins {PINNED}" in w for w in warnings)
+    assert any(w.startswith("node group system gets AMI release 1.35.2-20261101") for w in warnings)
+
+
+def test_an_adopted_cluster_is_looked_up_for_its_own_minor() -> None:
+    doc = plan_stack("brownfield")  # the mock cluster runs 1.33
+    names = [i.args["name"] for i in doc.invokes if i.token == SSM_TOKEN]
+    assert names and all("/1.33/" in n for n in names)
+    assert ADDON_TOKEN not in [i.token for i in doc.invokes]  # its add-ons are not this stack's
+
+
+# --- ageing ---------------------------------------------------------------------------------------------------------
+
+def test_an_old_ami_pin_is_a_warning_at_the_configured_age() -> None:
+    from datetime import date
+
+    from eks_karpenter.platform.cluster.config import ClusterConfig
+    from eks_karpenter.platform.nodepool.class_config import NodeClassConfig
+    from eks_karpenter.platform.version_rules import ami_age_warnings
+
+    assert ClusterConfig.model_fields["ami_max_age_days"].default == 30
+    default = NodeClassConfig.model_validate({"name": "default"})
+    (warning,) = ami_age_warnings([default], date(2026, 9, 15), 30)  # 31 days after al2023@v20260815
+    assert warning.startswith(f"EC2NodeClass default: AMI {versions.AMI_ALIAS} is 31 days old (cluster."
+                              "amiMaxAgeDays: 30)")
+    assert ami_age_warnings([default], date(2026, 9, 14), 30) == []
+    assert ami_age_warnings([default], date(2026, 11, 13), 90) == []
+    assert len(ami_age_warnings([default], date(2026, 11, 14), 90)) == 1
+    latest = NodeClassConfig.model_validate({"name": "x", "amiSelectorTerms": [{"alias": "al2023@latest"}]})
+    assert ami_age_warnings([latest], date(2030, 1, 1), 30) == []  # unpinned: nothing to age
+
+
+def test_the_plan_warns_about_an_old_ami_pin_unless_configured_otherwise() -> None:
+    from datetime import UTC, datetime
+
+    from eks_karpenter.tools.pins import ami_release_date
+
+    released = ami_release_date(versions.AMI_ALIAS)
+    assert released is not None
+    age = (datetime.now(UTC).date() - released).days
+    warnings = [w for w in plan_stack("dev").warnings if "amiMaxAgeDays" in w]
+    assert bool(warnings) == (age > 30)
+    cluster = stack_config("dev")["eks-karpenter:cluster"]
+    cluster["amiMaxAgeDays"] = 366
+    result = run_plan(REPO, "dev", config_overrides={"eks-karpenter:cluster": json.dumps(cluster)})
+    assert result.error is None and not [w for w in result.document.warnings if "amiMaxAgeDays" in w]
+
+
+def test_a_look_up_denied_names_the_permission_it_needs() -> None:
+    def denied(args: dict[str, Any]) -> dict[str, Any]:
+        raise InvokeFailure("AccessDeniedException: not authorized to perform ssm:GetParameter")
+
+    result = run_plan(REPO, "dev", invoke_results={SSM_TOKEN: denied})
+    assert result.error is not None
+    assert "needs ssm:GetParameter on parameter/aws/service/*" in str(result.error)
+    assert "AccessDeniedException" in str(result.error)
+
+    def eks_denied(args: dict[str, Any]) -> dict[str, Any]:
+        raise InvokeFailure("AccessDeniedException", "addonName")
+
+    result = run_plan(REPO, "dev", invoke_results={ADDON_TOKEN: eks_denied})
+    assert result.error is not None and "needs eks:DescribeAddonVersions" in str(result.error)
