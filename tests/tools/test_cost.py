@@ -20,7 +20,7 @@ from eks_karpenter.tools.cost import prices as P
 from eks_karpenter.tools.cost.estimate import CostInputs
 from eks_karpenter.tools.cost.live import LiveError, fetch_live_prices, on_demand_filters
 from eks_karpenter.tools.cost.report import diff_section, plan_section, render_markdown, render_text
-from eks_karpenter.tools.engine.runner import read_stack_config
+from eks_karpenter.tools.engine.runner import read_flat_config
 
 from tests.catalogue.test_catalogue import _naive_admits, _naive_types
 from tests.support import REPO, STACKS, UPSTREAM, plan_stack, requires_upstream
@@ -47,7 +47,7 @@ def cost_json(*argv: str) -> dict[str, Any]:
 
 
 def config_of(stack: str) -> Any:
-    flat = read_stack_config(REPO / "stacks" / f"Pulumi.{stack}.yaml", "eks-karpenter")
+    flat = read_flat_config(REPO / "stacks" / f"Pulumi.{stack}.yaml", "eks-karpenter")
     return load_stack_config(flat, f"stacks/Pulumi.{stack}.yaml")
 
 
