@@ -23,7 +23,8 @@ import pulumi
 from eks_karpenter.tools.engine import PlanDocument, PlanError, plan_with_references
 from eks_karpenter.tools.engine.mocks import PlanReferenceError
 from eks_karpenter.tools.engine.render import render_markdown, render_tree, write_artifacts
-from eks_karpenter.tools.project import DEFAULTS, load_project, program_root, shown, validated_stack_config
+from eks_karpenter.tools.project import DEFAULTS as DEFAULTS  # a wrapper sets them here (python -m infra)
+from eks_karpenter.tools.project import load_project, program_root, shown, validated_stack_config
 from eks_karpenter.tools.smoke import cli as smoke
 
 
