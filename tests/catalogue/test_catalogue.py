@@ -212,3 +212,22 @@ def test_stack_pools_admit_what_a_naive_evaluation_of_upstream_data_admits(stack
 def test_catalogue_file_is_compact() -> None:
     assert DATA.stat().st_size < 600_000
     assert Path(G.__file__).with_name("instance_types.py") == DATA == Path(instance_types.__file__)
+
+
+def test_one_requirement_record_from_stack_file_to_admission() -> None:
+    """Rendering, validation and admission share the catalogue's record: where a requirement was written is kept
+    for error paths but is no part of its identity, so admission stays cached per distinct requirement set."""
+    from eks_karpenter.platform.nodepool.config import NodePoolConfig
+    from eks_karpenter.platform.nodepool.manifests import pool_requirements
+
+    pool = NodePoolConfig.model_validate({"name": "a", "requirements": [
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"], "minValues": 1}]})
+    reqs = pool_requirements(pool)
+    assert all(type(r) is Requirement for r in reqs)
+    assert [r.source for r in reqs][:2] == ["capacityTypes", "arch"] and reqs[-1].source == 0
+    written = reqs[-1]
+    read_back = Requirement.from_manifest(written.manifest())
+    assert read_back == written and hash(read_back) == hash(written) and read_back.source == ""
+    assert written.manifest() == {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"],
+                                  "minValues": 1}
+    assert admitted(tuple(reqs), None) is admitted(tuple(Requirement.from_manifest(r.manifest()) for r in reqs), None)

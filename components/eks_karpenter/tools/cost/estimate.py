@@ -179,7 +179,7 @@ def _fixed(item: str, quantity: float, unit_hourly: float) -> dict[str, Any]:
             "monthly": _money(hourly * P.HOURS_PER_MONTH, 2)}
 
 
-def pool_admission(pool: PoolSpec) -> Admission:
+def rendered_admission(pool: PoolSpec) -> Admission:
     """The catalogue types a rendered pool admits (cached per distinct requirement set)."""
     return admitted(requirements_of(pool.manifest), pool.ami_family)
 
@@ -194,7 +194,7 @@ def _range(values: list[float], places: int) -> dict[str, float] | None:
 
 def pool_figures(pool: PoolSpec, live: LivePrices | None = None) -> dict[str, Any]:
     """One entry of the document's `pools` (see the module docstring)."""
-    adm = pool_admission(pool)
+    adm = rendered_admission(pool)
     spec = pool.manifest["spec"]
     capacity = allowed_values(requirements_of(pool.manifest), CAPACITY_TYPE, _CAPACITY_TYPES)
     priced = [(t, h) for t in adm.types if (h := _hourly(t, live)) is not None]
@@ -300,8 +300,8 @@ def estimate(inputs: CostInputs, on: dt.date, live: LivePrices | None = None, ty
     pools = [pool_figures(p, live) for p in inputs.pools]
     for spec, p in zip(inputs.pools, pools, strict=True):
         if types:
-            p["types"] = [t.name for t in pool_admission(spec).types]
-        warnings += pool_warnings(spec.name, p["capacityTypes"], pool_admission(spec),
+            p["types"] = [t.name for t in rendered_admission(spec).types]
+        warnings += pool_warnings(spec.name, p["capacityTypes"], rendered_admission(spec),
                                   spec.manifest["spec"].get("limits") or {})
     price_region = live.region if live else cat.price_region
     if price_region != inputs.region:
