@@ -64,10 +64,6 @@ class InstanceType:
         return int(self.labels[CPU])
 
     @property
-    def memory_gib(self) -> float:
-        return int(self.labels[MEMORY]) / 1024
-
-    @property
     def arch(self) -> str:
         return self.labels[ARCH]
 
