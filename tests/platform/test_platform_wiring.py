@@ -12,7 +12,7 @@ from eks_karpenter.platform.cluster.plan import SYSTEM_LABEL_KEY
 from eks_karpenter.platform.interruption import INTERRUPTION_EVENTS
 from eks_karpenter.tools.engine import PlanDocument, PlannedResource, plan_program
 
-from tests.support import REPO, STACKS, plan_config, plan_stack, stack_config
+from tests.support import REPO, STACKS, invoke_tokens, plan_config, plan_stack, stack_config
 
 EKS = "eks:index:Cluster"
 MNG = "eks:index:ManagedNodeGroup"
@@ -20,11 +20,6 @@ ADDON = "aws:eks/addon:Addon"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 POLICY = "aws:iam/policy:Policy"
 ROLE = "aws:iam/role:Role"
-
-
-def invoke_tokens(doc: PlanDocument) -> list[str]:
-    """The token of every invoke the plan made (repeats kept)."""
-    return [i.token for i in doc.invokes]
 
 
 def only(doc: PlanDocument, type_: str, name: str | None = None) -> PlannedResource:

@@ -83,6 +83,11 @@ def plan_stack(stack: str) -> PlanDocument:
     return plan_program(REPO, stack)
 
 
+def invoke_tokens(doc: PlanDocument) -> list[str]:
+    """The token of every invoke the plan made (repeats kept)."""
+    return [i.token for i in doc.invokes]
+
+
 def stack_config(stack: str) -> dict[str, Any]:
     """A committed stack file's `config:` block, as a fresh mutable copy."""
     body = yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())
