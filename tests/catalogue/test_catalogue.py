@@ -186,6 +186,7 @@ def _naive_admits(labels: dict[str, str], req: dict[str, Any], known: set[str]) 
     return number > int(values[0]) if op == "Gt" else number < int(values[0])
 
 
+@pytest.mark.slow
 @requires_upstream
 @pytest.mark.parametrize("stack", STACKS)
 def test_stack_pools_admit_what_a_naive_evaluation_of_upstream_data_admits(stack: str) -> None:

@@ -31,6 +31,7 @@ def association_of(doc: PlanDocument, entry_urn: str) -> dict[str, Any]:
     return assoc.inputs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_stacks_declare_cluster_admins_with_cluster_scope(stack: str) -> None:
     doc = plan_stack(stack)
@@ -55,6 +56,7 @@ def test_sso_role_arn_is_kept_with_its_path() -> None:
     assert SSO in standard_entries(plan_stack("dev"))
 
 
+@pytest.mark.slow
 def test_team_is_scoped_to_its_namespaces_and_may_manage_pools() -> None:
     doc = plan_stack("dev")
     entry = standard_entries(doc)["arn:aws:iam::123456789012:role/team-batch-deploy"]
@@ -152,6 +154,7 @@ def test_helpers() -> None:
 
 # --- the cluster creator already has an entry ---------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_listing_the_creating_identity_fails_the_plan_naming_the_key() -> None:
     caller = {"aws:index/getCallerIdentity:getCallerIdentity": {
         "accountId": "123456789012", "userId": "AROA:ci",

@@ -34,6 +34,7 @@ def test_controller_on_an_existing_cluster_schedules_on_plain_nodes() -> None:
     assert values["nodeSelector"] == {"kubernetes.io/os": "linux"}
 
 
+@pytest.mark.slow
 def test_controller_on_a_created_cluster_still_requires_the_system_group() -> None:
     keys = [e["key"] for e in required_expressions(controller_values(plan_stack("dev")))]
     assert keys == ["karpenter.sh/nodepool", "node-role/system"]
@@ -82,6 +83,7 @@ def test_config_map_only_cluster_is_refused_naming_the_key_before_anything_is_re
     assert result.document.resources == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["API", "API_AND_CONFIG_MAP"])
 def test_access_entry_modes_are_accepted(mode: str) -> None:
     doc = plan_program(REPO, "brownfield", invoke_results={GET_CLUSTER: cluster_answer(mode)})

@@ -571,6 +571,7 @@ def test_all_actions_reads_allow_statements_only() -> None:
 # --- cfn-lint (a dev dependency: it knows every IAM action and condition operator) -------------------------------
 
 
+@pytest.mark.slow
 def test_documents_pass_cfn_lint(tmp_path: Path) -> None:
     """cfn-lint knows every IAM action name and condition operator: the documents must pass it."""
     pytest.importorskip("cfnlint", reason="cfn-lint is in the `dev` extra: .venv/bin/pip install -c constraints.txt "

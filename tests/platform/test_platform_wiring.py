@@ -40,6 +40,7 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_created_cluster(stack: str) -> None:
     doc = plan_stack(stack)
@@ -69,6 +70,7 @@ def test_prod_cluster_is_private_encrypted_logged_and_protected() -> None:
     assert doc.get("eks-karpenter:index:Cluster", "cluster").options.get("protect") is True
 
 
+@pytest.mark.slow
 def test_dev_cluster_public_endpoint_is_allow_listed_and_unencrypted() -> None:
     doc = plan_stack("dev")
     c = only(doc, EKS).inputs
@@ -90,6 +92,7 @@ def test_system_node_group(stack: str) -> None:
     assert len(g["subnetIds"]) == len(doc.outputs["privateSubnetIds"]) >= 2  # spread over the zones
 
 
+@pytest.mark.slow
 def test_dev_cas_era_spot_group() -> None:
     g = only(plan_stack("dev"), MNG, "cluster-spot-workshop-spot").inputs
     assert g["capacityType"] == "SPOT"
@@ -99,6 +102,7 @@ def test_dev_cas_era_spot_group() -> None:
     assert (g["scalingConfig"]["minSize"], g["scalingConfig"]["maxSize"]) == (0, 4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_addons_are_pinned_and_ordered_after_the_system_group(stack: str) -> None:
     doc = plan_stack(stack)
@@ -113,6 +117,7 @@ def test_addons_are_pinned_and_ordered_after_the_system_group(stack: str) -> Non
     assert {"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"} in coredns["tolerations"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
 def test_node_access_entry_is_ec2_linux_for_the_node_role(stack: str) -> None:
     doc = plan_stack(stack)
@@ -123,6 +128,7 @@ def test_node_access_entry_is_ec2_linux_for_the_node_role(stack: str) -> None:
     assert doc.by_type("kubernetes:core/v1:ConfigMap") == []  # API mode: no aws-auth
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
 def test_node_trust_policy(stack: str) -> None:
     node = only(plan_stack(stack), ROLE, "karpenter-node-role")
@@ -131,6 +137,7 @@ def test_node_trust_policy(stack: str) -> None:
     assert trust["Action"] == "sts:AssumeRole"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_pod_identity_trust(stack: str) -> None:
     doc = plan_stack(stack)
@@ -157,6 +164,7 @@ def test_brownfield_controller_uses_irsa_on_the_existing_oidc_provider() -> None
     assert values["serviceAccount"]["annotations"] == {"eks.amazonaws.com/role-arn": doc.outputs["controllerRoleArn"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
 def test_controller_grants_are_scoped(stack: str) -> None:
     doc = plan_stack(stack)
@@ -181,6 +189,7 @@ def _region(doc: PlanDocument) -> str:
                next(iter(doc.outputs["privateSubnetIds"]))[:-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
 def test_interruption_queue_and_rules(stack: str) -> None:
     doc = plan_stack(stack)
@@ -208,6 +217,7 @@ def test_interruption_queue_and_rules(stack: str) -> None:
     assert as_list(sqs[0]["Resource"]) == [f"arn:aws:sqs:{_region(doc)}:123456789012:{queue['name']}"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
 def test_karpenter_releases_values_and_order(stack: str) -> None:
     doc = plan_stack(stack)
@@ -254,6 +264,7 @@ def _karpenter_override(stack: str, **values: Any) -> dict[str, str]:
                                                    **values})}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_spot_service_linked_role_default_looks_up_then_creates_in_a_fresh_account(stack: str) -> None:
     doc = plan_stack(stack)
@@ -269,6 +280,7 @@ def test_spot_service_linked_role_default_registers_nothing_in_a_used_account() 
     assert doc.by_type(SLR) == []
 
 
+@pytest.mark.slow
 def test_spot_service_linked_role_explicit_choices() -> None:
     created = plan_program(REPO, "dev", config_overrides=_karpenter_override("dev", spotServiceLinkedRole="create"),
                            invoke_results=USED_ACCOUNT)
@@ -279,6 +291,7 @@ def test_spot_service_linked_role_explicit_choices() -> None:
     assert existing.by_type(SLR) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_any_service_linked_role_is_retained_and_looked_up_first(stack: str) -> None:
     doc = plan_stack(stack)
@@ -298,6 +311,7 @@ def test_brownfield_adopts_the_cluster_by_name() -> None:
     assert doc.outputs["clusterEndpoint"].startswith("https://")
 
 
+@pytest.mark.slow
 def test_nth_daemonset_runs_only_on_non_karpenter_spot_nodes() -> None:
     for stack in ("dev", "brownfield"):
         release = only(plan_stack(stack), RELEASE, "node-termination-handler-release")
@@ -324,6 +338,7 @@ def test_cluster_scoped_iam_children_wait_for_the_cluster(stack: str) -> None:
             assert cluster in r.dependencies, r.name
 
 
+@pytest.mark.slow
 def test_nth_release_waits_for_the_node_groups() -> None:
     doc = plan_stack("dev")
     release = only(doc, RELEASE, "node-termination-handler-release")
@@ -356,6 +371,7 @@ def test_controller_on_fargate_gets_a_profile_and_irsa(tmp_path: Path) -> None:
     assert all(e["key"] != "node-role/system" for t in terms for e in t["matchExpressions"])
 
 
+@pytest.mark.slow
 def test_policy_documents_are_built_without_invokes() -> None:
     for stack in ("dev", "prod", "brownfield"):
         invokes = invoke_tokens(plan_stack(stack))
@@ -364,11 +380,13 @@ def test_policy_documents_are_built_without_invokes() -> None:
         assert len(invokes) <= 3
 
 
+@pytest.mark.slow
 def test_prod_kms_key_is_protected() -> None:
     key = only(plan_stack("prod"), "aws:kms/key:Key")
     assert key.options.get("protect") is True
 
 
+@pytest.mark.slow
 def test_aws_auth_mapping_only_in_explicit_compatibility_mode(tmp_path: Path) -> None:
     assert "roleMappings" not in only(plan_stack("dev"), EKS).inputs
     cfg = stack_config("dev")

@@ -399,6 +399,7 @@ def test_prices_keep_every_row_and_ignore_comments_and_other_regions() -> None:
 # --- the skip that CI turns into a failure ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("no_skips", [False, True])
 def test_a_missing_upstream_skips_with_the_fetch_command_or_fails_in_ci(tmp_path: Path, no_skips: bool) -> None:
     (tmp_path / "test_probe.py").write_text(

@@ -425,6 +425,7 @@ def test_cli_bad_inputs_exit_1_with_nothing_on_stdout(tmp_path: Path, capsys: py
     assert (rc, out) == (1, "") and "no such stack file" in err
 
 
+@pytest.mark.slow
 def test_python_m_infra_simulate_end_to_end(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "infra", "simulate", "--stack", "prod", "--workload",
                            str(INFLATE), "--format", "json"], capture_output=True, text=True, cwd=REPO, check=False)
