@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from eks_karpenter.quantities import cpu_millis
-from eks_karpenter.tools.smoke.budgets import Consolidation, consolidation_of
+from eks_karpenter.tools.smoke.budgets import Consolidation, ConsolidationState, consolidation_of
 from eks_karpenter.tools.smoke.config import SmokeTimeouts
 from eks_karpenter.tools.smoke.kube import KubeApi, KubeError
 from eks_karpenter.tools.smoke.plan import NODEPOOL, RUN_LABEL, PoolPlan, SmokePlan, sized_above
@@ -427,12 +427,12 @@ class Runner:
     def _after_scale_down(self, r: PoolResult) -> None:
         # Budgets' windows are evaluated again now: one may have opened or closed since the run started.
         c = r.consolidation = consolidation_of(r.disruption, self.settings.now())
-        if c is None or c.state == "enabled":
+        if c is None or c.state == ConsolidationState.ENABLED:
             return
-        if c.state == "maybe-blocked":
+        if c.state == ConsolidationState.MAYBE_BLOCKED:
             r.notes.append(f"consolidation may be blocked by a budget ({c.detail}); waiting for it")
             return
-        r.gone_outcome = "consolidation disabled" if c.state == "disabled" else "blocked by a budget"
+        r.gone_outcome = "consolidation disabled" if c.state == ConsolidationState.DISABLED else "blocked by a budget"
         r.notes.append(f"{r.gone_outcome} ({c.detail}): not waiting for the node to go")
         r.status = Status.OK
         if self.settings.remove_kept_nodes and r.node and r.nodeclaim:
@@ -482,7 +482,7 @@ class Runner:
         if milestone == Milestone.NODE_GONE and r.consolidation and r.consolidation.consolidate_after:
             why = (f"node {r.node} still there {limit:g}s after consolidateAfter "
                    f"({r.consolidation.consolidate_after:g}s)")
-            if r.consolidation.state == "maybe-blocked":
+            if r.consolidation.state == ConsolidationState.MAYBE_BLOCKED:
                 why += f"; {r.consolidation.detail}"
         else:
             why = f"no {milestone} within {limit:g}s"
