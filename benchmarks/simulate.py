@@ -23,7 +23,7 @@ from typing import Any
 
 from eks_karpenter.catalogue import load_catalogue
 from eks_karpenter.config.stack import load_stack_config
-from eks_karpenter.tools.engine.runner import read_stack_config
+from eks_karpenter.tools.engine.runner import read_flat_config
 from eks_karpenter.tools.simulate import parse_workload, pools_for_stack, schedule, schedule_fixed
 
 from benchmarks.results import write_result
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(line)
 
     catalogue = load_catalogue()
-    cfg = load_stack_config(read_stack_config(REPO / "stacks" / f"Pulumi.{STACK}.yaml", "eks-karpenter"), STACK)
+    cfg = load_stack_config(read_flat_config(REPO / "stacks" / f"Pulumi.{STACK}.yaml", "eks-karpenter"), STACK)
     t_pools, pools = best(args.repeat, functools.partial(pools_for_stack, cfg, catalogue))
     assert isinstance(pools, list)
     out(f"stack {STACK}: {len(pools)} pools, "

@@ -324,7 +324,8 @@ def check(lock: Mapping[str, Any], cache: Path, marker: str) -> list[str]:
 
 
 def is_verified(cache: Path = CACHE, lock_path: Path = LOCK) -> bool:
-    """The cheap check the test suite makes: the marker written after verification matches this lock file."""
+    """The cheap check the test suite makes (tests/support loads this script for it): the marker written after
+    verification matches this lock file."""
     marker = cache / MARKER
     return marker.is_file() and marker.read_text().strip() == lock_digest(lock_path)
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from eks_karpenter.catalogue import Requirement, admitted, admitted_for, ami_family_of, instance_types, load_catalogue
 from eks_karpenter.catalogue import generate as G
-from eks_karpenter.catalogue.model import DATA
+from eks_karpenter.catalogue.model import DATA, MEMORY
 
 from tests.support import STACKS, UPSTREAM, requires_upstream
 
@@ -54,7 +54,7 @@ def test_catalogue_records_its_provenance() -> None:
 def test_allocatable_resources_parse_to_numbers() -> None:
     t = load_catalogue().by_name["a1.medium"]
     assert (t.cpu_millis, t.memory_mib, t.pods, t.ephemeral_storage_mib) == (940, 1392, 8, 17 * 1024)
-    assert (t.vcpus, t.arch, t.family, t.memory_gib) == (1, "arm64", "a1", 2.0)
+    assert (t.vcpus, t.arch, t.family, t.labels[MEMORY]) == (1, "arm64", "a1", "2048")
     assert load_catalogue().by_name["p5.48xlarge"].extended["nvidia.com/gpu"] == 8
 
 
@@ -186,6 +186,7 @@ def _naive_admits(labels: dict[str, str], req: dict[str, Any], known: set[str]) 
     return number > int(values[0]) if op == "Gt" else number < int(values[0])
 
 
+@pytest.mark.slow
 @requires_upstream
 @pytest.mark.parametrize("stack", STACKS)
 def test_stack_pools_admit_what_a_naive_evaluation_of_upstream_data_admits(stack: str) -> None:
@@ -212,3 +213,22 @@ def test_stack_pools_admit_what_a_naive_evaluation_of_upstream_data_admits(stack
 def test_catalogue_file_is_compact() -> None:
     assert DATA.stat().st_size < 600_000
     assert Path(G.__file__).with_name("instance_types.py") == DATA == Path(instance_types.__file__)
+
+
+def test_one_requirement_record_from_stack_file_to_admission() -> None:
+    """Rendering, validation and admission share the catalogue's record: where a requirement was written is kept
+    for error paths but is no part of its identity, so admission stays cached per distinct requirement set."""
+    from eks_karpenter.platform.nodepool.config import NodePoolConfig
+    from eks_karpenter.platform.nodepool.manifests import pool_requirements
+
+    pool = NodePoolConfig.model_validate({"name": "a", "requirements": [
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"], "minValues": 1}]})
+    reqs = pool_requirements(pool)
+    assert all(type(r) is Requirement for r in reqs)
+    assert [r.source for r in reqs][:2] == ["capacityTypes", "arch"] and reqs[-1].source == 0
+    written = reqs[-1]
+    read_back = Requirement.from_manifest(written.manifest())
+    assert read_back == written and hash(read_back) == hash(written) and read_back.source == ""
+    assert written.manifest() == {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"],
+                                  "minValues": 1}
+    assert admitted(tuple(reqs), None) is admitted(tuple(Requirement.from_manifest(r.manifest()) for r in reqs), None)

@@ -211,6 +211,7 @@ def test_all_problems_are_listed_at_once(tmp_path: Path) -> None:
     assert len(result.error.issues) == 3
 
 
+@pytest.mark.slow
 def test_cli_prints_only_the_error(tmp_path: Path) -> None:
     cfg = stack_config("dev")
     cfg[NET]["vpcCidr"] = "10.0.0.0/8"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support import VALIDATE_PROD, config_models, run_python
 
 
+@pytest.mark.slow
 def test_import_eks_karpenter_loads_no_concern_until_used() -> None:
     out = run_python("import sys, eks_karpenter;"
                      "print(sorted(m for m in sys.modules if m.startswith('eks_karpenter.')));"
@@ -13,6 +16,7 @@ def test_import_eks_karpenter_loads_no_concern_until_used() -> None:
     assert loaded == "[]" and used == "True"
 
 
+@pytest.mark.slow
 def test_importing_the_platform_builds_no_validator_and_reads_no_migration_code() -> None:
     out = run_python("import sys, eks_karpenter.platform.build; from eks_karpenter.config.stack import StackConfig;"
                      "from eks_karpenter.platform.nodepool.config import NodePoolConfig;"
@@ -50,6 +54,7 @@ def _count_schemas() -> str:
         "'NodeRoleConfig', 'InterruptionConfig', 'NthConfig')))")
 
 
+@pytest.mark.slow
 def test_validating_a_stack_generates_each_model_schema_once() -> None:
     # Models reached from several sections (ResourceList,
     # Taint) used to be generated inline once per section and once more for themselves; built leaves first, each

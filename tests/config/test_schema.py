@@ -21,6 +21,7 @@ def test_committed_schema_is_in_sync() -> None:
     assert SCHEMA_FILE.read_text() == expected, "run: python -m infra schema > schema/stack.schema.json"
 
 
+@pytest.mark.slow
 def test_schema_command_prints_it() -> None:
     out = subprocess.run([sys.executable, "-m", "infra", "schema"], cwd=REPO, check=True, capture_output=True,
                          text=True).stdout

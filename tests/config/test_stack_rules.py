@@ -197,6 +197,7 @@ ACCEPTED: list[tuple[str, str, Mutation]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("base", "mutate"), [c[1:] for c in ACCEPTED], ids=[c[0] for c in ACCEPTED])
 def test_accepted(tmp_path: Path, base: str, mutate: Mutation) -> None:
     cfg = stack_config(base)

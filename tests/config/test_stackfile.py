@@ -258,6 +258,7 @@ def test_wrong_namespace_is_refused_with_the_right_key(tmp_path: Path) -> None:
             "`eks-karpenter:nodePools`?") in str(result.error)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("key", "fragment"), [
     ("aws:regoin", "the AWS provider has no such config key: did you mean `aws:region`?"),
     ("aws:profile", None),

@@ -144,6 +144,7 @@ def assert_clean(error: BaseException, what: str, text: str) -> None:
         assert "could not be validated" not in line, f"{what}: {line}"
 
 
+@pytest.mark.slow
 def test_fuzzed_stack_files_never_crash(tmp_path: Path) -> None:
     plan_config({}, tmp_path)  # the scratch project
     stack_file = tmp_path / "stacks" / "Pulumi.bad.yaml"
@@ -169,6 +170,7 @@ def test_fuzzed_stack_files_never_crash(tmp_path: Path) -> None:
     assert outcomes["refused"] > CASES // 2 and outcomes["valid"] > 30, outcomes
 
 
+@pytest.mark.slow
 def test_fuzzed_refusals_through_the_program_register_nothing(tmp_path: Path) -> None:
     plan_config({}, tmp_path)
     stack_file = tmp_path / "stacks" / "Pulumi.bad.yaml"
@@ -192,6 +194,7 @@ def _refused(text: str) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", [0, 1])
 def test_fuzzed_files_through_the_cli(tmp_path: Path, index: int) -> None:
     plan_config({}, tmp_path)
@@ -223,6 +226,7 @@ def _as_pulumi_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flat: dict[st
     return None
 
 
+@pytest.mark.slow
 def test_pulumi_up_path_names_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     plan_config({}, tmp_path)
     picks = [c for c in CASE_TEXTS if _refused(c[1]) and not parse_stack_text(c[1], SOURCE, "eks-karpenter").issues]

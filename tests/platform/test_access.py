@@ -31,6 +31,7 @@ def association_of(doc: PlanDocument, entry_urn: str) -> dict[str, Any]:
     return assoc.inputs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["prod"])
 def test_stacks_declare_cluster_admins_with_cluster_scope(stack: str) -> None:
     doc = plan_stack(stack)
@@ -55,6 +56,7 @@ def test_sso_role_arn_is_kept_with_its_path() -> None:
     assert SSO in standard_entries(plan_stack("dev"))
 
 
+@pytest.mark.slow
 def test_team_is_scoped_to_its_namespaces_and_may_manage_pools() -> None:
     doc = plan_stack("dev")
     entry = standard_entries(doc)["arn:aws:iam::123456789012:role/team-batch-deploy"]

@@ -52,6 +52,7 @@ def controller_needs(doc: PlanDocument) -> dict[str, str]:
     return needs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_controller_starts_after_its_iam_identity_access_entry_and_queue(stack: str) -> None:
     doc = plan_stack(stack)
@@ -66,6 +67,7 @@ def test_controller_starts_after_its_iam_identity_access_entry_and_queue(stack: 
         assert not missing, f"{name} may start before: {sorted(missing)}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_pools_and_classes_are_deleted_while_karpenter_still_runs(stack: str) -> None:
     doc = plan_stack(stack)
@@ -83,6 +85,7 @@ def test_pools_and_classes_are_deleted_while_karpenter_still_runs(stack: str) ->
                 assert attachment.urn in reached, f"{obj.name} may outlive {attachment.name}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_finalized_objects_and_releases_have_a_bounded_delete(stack: str) -> None:
     doc = plan_stack(stack)
@@ -102,6 +105,7 @@ def test_delete_timeout_comes_from_config() -> None:
     assert doc.get(RELEASE, "karpenter-controller").options["customTimeouts"] == {"delete": "40m"}
 
 
+@pytest.mark.slow
 def test_a_karpenter_namespace_is_created_before_both_releases() -> None:
     doc = plan_program(REPO, "dev", config_overrides=_override("dev", "karpenter", namespace="karpenter"))
     ns = doc.get(NAMESPACE, "namespaces-karpenter")
@@ -124,6 +128,7 @@ def test_an_nth_namespace_is_created_before_its_release() -> None:
     assert ns.urn in closure(doc, release)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_release_namespace_exists_or_is_built_in(stack: str) -> None:
     doc = plan_stack(stack)

@@ -23,6 +23,7 @@ def test_every_stack_has_a_golden_file_and_no_more() -> None:
     assert sorted(p.stem for p in GOLDEN.glob("*.urns")) == STACKS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_urns_match_the_golden_file(stack: str) -> None:
     expected = (GOLDEN / f"{stack}.urns").read_text().splitlines()

@@ -29,6 +29,7 @@ def refused(tmp_path: Path, config: dict[str, Any], path: str, fragment: str) ->
 
 # --- control-plane log group ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_control_plane_log_group_exists_before_the_cluster(stack: str) -> None:
     doc = plan_stack(stack)
@@ -49,6 +50,7 @@ def test_log_retention_comes_from_config_and_must_be_a_cloudwatch_period(tmp_pat
     refused(tmp_path, config, f"{CLU}.logRetentionInDays", "Input should be")
 
 
+@pytest.mark.slow
 def test_no_log_group_without_log_types(tmp_path: Path) -> None:
     config = stack_config("dev")
     config[CLU]["logTypes"] = []
@@ -74,6 +76,7 @@ def test_secrets_key_has_an_explicit_policy_and_rotation() -> None:
 
 # --- flow logs --------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_prod_records_flow_logs_to_cloudwatch_through_a_scoped_role() -> None:
     doc = plan_stack("prod")
     (flow,) = doc.by_type(FLOW)
@@ -94,6 +97,7 @@ def test_flow_logs_are_off_by_default() -> None:
     assert not plan_stack("dev").by_type(FLOW)
 
 
+@pytest.mark.slow
 def test_flow_logs_to_an_existing_bucket(tmp_path: Path) -> None:
     config = stack_config("dev")
     config[NET]["flowLogs"] = {"enabled": True, "destination": "s3",

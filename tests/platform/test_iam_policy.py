@@ -14,10 +14,8 @@ from typing import Any
 import pytest
 import yaml
 from eks_karpenter.platform.iam.policy import (
-    MANAGED_POLICY_SIZE_LIMIT,
     NODE_MANAGED_POLICIES,
     PolicyScope,
-    all_actions,
     aws_managed_policy_arn,
     controller_policies,
     dns_suffix,
@@ -25,10 +23,10 @@ from eks_karpenter.platform.iam.policy import (
     node_trust_policy,
     partition_of,
     pod_identity_trust_policy,
-    policy_size,
 )
 
 from tests.support import UPSTREAM, requires_upstream
+from tests.support.iam import MANAGED_POLICY_SIZE_LIMIT, all_actions, policy_size
 
 TEMPLATE = UPSTREAM / "karpenter" / "karpenter-getting-started-cloudformation.yaml"
 ACCOUNT = "111122223333"
@@ -573,6 +571,7 @@ def test_all_actions_reads_allow_statements_only() -> None:
 # --- cfn-lint (a dev dependency: it knows every IAM action and condition operator) -------------------------------
 
 
+@pytest.mark.slow
 def test_documents_pass_cfn_lint(tmp_path: Path) -> None:
     """cfn-lint knows every IAM action name and condition operator: the documents must pass it."""
     pytest.importorskip("cfnlint", reason="cfn-lint is in the `dev` extra: .venv/bin/pip install -c constraints.txt "

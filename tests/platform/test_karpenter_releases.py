@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 from eks_karpenter import versions
-from eks_karpenter.platform.iam.policy import PolicyScope, all_actions, controller_policies, dns_suffix, partition_of
+from eks_karpenter.platform.iam.policy import PolicyScope, controller_policies, dns_suffix, partition_of
 from eks_karpenter.platform.karpenter.config import KarpenterConfig
 from eks_karpenter.platform.karpenter.releases import omitted_values, release_of, upgrade_changes
 from eks_karpenter.platform.karpenter.values import controller_values
@@ -20,6 +20,7 @@ from tests.platform.test_iam_policy import CfnLoader, normalise
 from tests.platform.test_karpenter_values import CONFIGS, ENDPOINT, QUEUE
 from tests.support import STACKS, UPSTREAM, plan_stack, requires_upstream
 from tests.support.helm_keys import KARPENTER_CRD_OPEN_MAPS, KARPENTER_OPEN_MAPS, MISSING, lookup, undefined_keys
+from tests.support.iam import all_actions
 
 ACCOUNT = "111122223333"
 VERSIONS = versions.KARPENTER_VERSIONS

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from eks_karpenter.platform.cluster import plan as P
 from eks_karpenter.tools.engine import PlanDocument
 from eks_karpenter.tools.engine.diff import diff_plans, render_diff_markdown
@@ -38,6 +39,7 @@ def test_every_managed_node_group_is_named_by_prefix_with_its_own_launch_templat
     assert len({g.inputs["launchTemplate"]["id"] for g in groups}) == len(groups)
 
 
+@pytest.mark.slow
 def test_launch_templates_require_imdsv2_encrypt_gp3_and_tag_instances_and_volumes() -> None:
     doc = plan_stack("prod")
     (template,) = doc.by_type(LT)
@@ -77,6 +79,7 @@ def test_bottlerocket_gets_an_encrypted_os_and_data_volume() -> None:
     assert all(e["encrypted"] == "true" and e["volume_type"] == "gp3" for e in devices.values())
 
 
+@pytest.mark.slow
 def test_changing_instance_types_replaces_the_system_group_create_before_delete(tmp_path: Path) -> None:
     config = stack_config("dev")
     config[CLU]["systemNodeGroup"]["instanceTypes"] = ["m7a.large"]

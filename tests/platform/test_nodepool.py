@@ -923,6 +923,7 @@ def test_valid_configs_pass_every_rule() -> None:
     assert rules(VALID_POOLS, VALID_CLASSES) == []
 
 
+@pytest.mark.slow
 @requires_upstream
 @pytest.mark.parametrize("item", VALID_CLASSES, ids=[c["name"] for c in VALID_CLASSES])
 def test_valid_node_classes_render_to_objects_the_crd_accepts(item: dict[str, Any]) -> None:

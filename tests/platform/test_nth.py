@@ -12,6 +12,7 @@ import pytest
 import yaml
 from eks_karpenter import versions
 from eks_karpenter.config.errors import Issue
+from eks_karpenter.platform.iam.policy import irsa_trust_policy, pod_identity_trust_policy
 from eks_karpenter.platform.interruption import queue_policy
 from eks_karpenter.platform.nth import (
     MANAGED_TAG,
@@ -19,11 +20,9 @@ from eks_karpenter.platform.nth import (
     NodeTerminationHandler,
     NthConfig,
     asg_lifecycle_event,
-    irsa_trust_policy,
     nth_controller_policy,
     nth_events,
     nth_values,
-    pod_identity_trust_policy,
     validate_nth,
 )
 from eks_karpenter.tools.engine import plan_components
@@ -602,3 +601,18 @@ def test_component_refuses_disabled_config_and_irsa_without_oidc() -> None:
 def test_queue_mode_names_its_region_so_it_never_asks_imds() -> None:
     # The system nodes run with IMDS hop limit 1: a pod there cannot read the region from instance metadata.
     assert queue_values()["awsRegion"] == QUEUE_URL.split(".")[1]
+
+
+def test_nth_role_trust_comes_from_the_iam_builders_with_their_checks() -> None:
+    """One home for trust policies: NTH's role uses platform/iam/policy.py's builders, so an issuer with a scheme
+    or a trailing slash still yields matching condition keys and a malformed provider ARN is refused."""
+    from eks_karpenter.platform.nth import component
+
+    assert component.irsa_trust_policy is irsa_trust_policy
+    assert component.pod_identity_trust_policy is pod_identity_trust_policy
+    issuer = "oidc.eks.eu-west-1.amazonaws.com/id/ABC"
+    provider = f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{issuer}"
+    (irsa,) = irsa_trust_policy(provider, f"https://{issuer}/", "kube-system", SERVICE_ACCOUNT)["Statement"]
+    assert set(irsa["Condition"]["StringEquals"]) == {f"{issuer}:sub", f"{issuer}:aud"}
+    with pytest.raises(ValueError, match="not an IAM OIDC provider ARN"):
+        irsa_trust_policy(issuer, issuer, "kube-system", SERVICE_ACCOUNT)

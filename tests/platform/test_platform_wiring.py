@@ -13,7 +13,7 @@ from eks_karpenter.platform.interruption import INTERRUPTION_EVENTS
 from eks_karpenter.tools.engine import PlanDocument, PlannedResource, plan_program
 from eks_karpenter.tools.engine.diff import diff_plans
 
-from tests.support import REPO, STACKS, plan_config, plan_stack, stack_config
+from tests.support import REPO, STACKS, invoke_tokens, plan_config, plan_stack, stack_config
 
 EKS = "eks:index:Cluster"
 MNG = "eks:index:ManagedNodeGroup"
@@ -41,6 +41,7 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_created_cluster(stack: str) -> None:
     doc = plan_stack(stack)
@@ -70,6 +71,7 @@ def test_prod_cluster_is_private_encrypted_logged_and_protected() -> None:
     assert c.options.get("protect") is True
 
 
+@pytest.mark.slow
 def test_dev_cluster_public_endpoint_is_open_to_hosted_runners_and_unencrypted() -> None:
     doc = plan_stack("dev")
     c = only(doc, EKS).inputs
@@ -91,6 +93,7 @@ def test_system_node_group(stack: str) -> None:
     assert len(g["subnetIds"]) == len(doc.outputs["privateSubnetIds"]) >= 2  # spread over the zones
 
 
+@pytest.mark.slow
 def test_dev_cas_era_spot_group() -> None:
     g = only(plan_stack("dev"), MNG, "cluster-spot-workshop-spot").inputs
     assert g["capacityType"] == "SPOT"
@@ -100,6 +103,7 @@ def test_dev_cas_era_spot_group() -> None:
     assert (g["scalingConfig"]["minSize"], g["scalingConfig"]["maxSize"]) == (0, 4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_addons_are_pinned_and_ordered_after_the_system_group(stack: str) -> None:
     doc = plan_stack(stack)
@@ -114,6 +118,7 @@ def test_addons_are_pinned_and_ordered_after_the_system_group(stack: str) -> Non
     assert {"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"} in coredns["tolerations"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
 def test_node_access_entry_is_ec2_linux_for_the_node_role(stack: str) -> None:
     doc = plan_stack(stack)
@@ -124,6 +129,7 @@ def test_node_access_entry_is_ec2_linux_for_the_node_role(stack: str) -> None:
     assert doc.by_type("kubernetes:core/v1:ConfigMap") == []  # API mode: no aws-auth
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
 def test_node_trust_policy(stack: str) -> None:
     node = only(plan_stack(stack), ROLE, "karpenter-node-role")
@@ -132,6 +138,7 @@ def test_node_trust_policy(stack: str) -> None:
     assert trust["Action"] == "sts:AssumeRole"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_pod_identity_trust(stack: str) -> None:
     doc = plan_stack(stack)
@@ -146,7 +153,7 @@ def test_pod_identity_trust(stack: str) -> None:
 
 def test_brownfield_controller_uses_irsa_on_the_existing_oidc_provider() -> None:
     doc = plan_stack("brownfield")
-    assert "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider" in doc.invoke_tokens
+    assert "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider" in invoke_tokens(doc)
     assert doc.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
     trust = json.loads(only(doc, ROLE, "karpenter-iam-controller").inputs["assumeRolePolicy"])["Statement"][0]
     issuer = doc.outputs["oidcIssuer"]
@@ -158,6 +165,7 @@ def test_brownfield_controller_uses_irsa_on_the_existing_oidc_provider() -> None
     assert values["serviceAccount"]["annotations"] == {"eks.amazonaws.com/role-arn": doc.outputs["controllerRoleArn"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
 def test_controller_grants_are_scoped(stack: str) -> None:
     doc = plan_stack(stack)
@@ -182,6 +190,7 @@ def _region(doc: PlanDocument) -> str:
                next(iter(doc.outputs["privateSubnetIds"]))[:-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
 def test_interruption_queue_and_rules(stack: str) -> None:
     doc = plan_stack(stack)
@@ -209,6 +218,7 @@ def test_interruption_queue_and_rules(stack: str) -> None:
     assert as_list(sqs[0]["Resource"]) == [f"arn:aws:sqs:{_region(doc)}:123456789012:{queue['name']}"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
 def test_karpenter_releases_values_and_order(stack: str) -> None:
     doc = plan_stack(stack)
@@ -277,6 +287,7 @@ def _karpenter_override(stack: str, **values: Any) -> dict[str, str]:
                                                    **values})}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_spot_service_linked_role_default_looks_up_then_creates_in_a_fresh_account(stack: str) -> None:
     doc = plan_stack(stack)
@@ -286,11 +297,12 @@ def test_spot_service_linked_role_default_looks_up_then_creates_in_a_fresh_accou
     assert slr.options.get("retainOnDelete") is True
 
 
+@pytest.mark.slow
 def test_spot_service_linked_role_default_imports_it_in_a_used_account() -> None:
     # Same URN and inputs in a fresh and a used account: the `up` after the one that created it finds it and
     # keeps it (an import of the id already in the state is a no-op), so it never flips out of the state.
     fresh, used = plan_stack("dev"), plan_program(REPO, "dev", invoke_results=USED_ACCOUNT)
-    assert GET_ROLES in used.invoke_tokens
+    assert GET_ROLES in invoke_tokens(used)
     slr = only(used, SLR)
     assert slr.urn == only(fresh, SLR).urn and slr.inputs == only(fresh, SLR).inputs
     assert slr.options["import"] == USED_ACCOUNT[GET_ROLES]["arns"][0]
@@ -301,35 +313,38 @@ def test_spot_service_linked_role_default_imports_it_in_a_used_account() -> None
     assert not diff_plans(fresh, used).has_changes
 
 
+@pytest.mark.slow
 def test_spot_service_linked_role_explicit_choices() -> None:
     created = plan_program(REPO, "dev", config_overrides=_karpenter_override("dev", spotServiceLinkedRole="create"),
                            invoke_results=USED_ACCOUNT)
-    assert GET_ROLES not in created.invoke_tokens
+    assert GET_ROLES not in invoke_tokens(created)
     assert only(created, SLR).options.get("retainOnDelete") is True
     existing = plan_stack("brownfield")  # spotServiceLinkedRole: exists
-    assert GET_ROLES not in existing.invoke_tokens
+    assert GET_ROLES not in invoke_tokens(existing)
     assert existing.by_type(SLR) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_any_service_linked_role_is_retained_and_looked_up_first(stack: str) -> None:
     doc = plan_stack(stack)
     for slr in doc.by_type(SLR):
         assert slr.options.get("retainOnDelete") is True
         if stack_config(stack).get("eks-karpenter:karpenter", {}).get("spotServiceLinkedRole", "auto") == "auto":
-            assert GET_ROLES in doc.invoke_tokens
+            assert GET_ROLES in invoke_tokens(doc)
 
 
 def test_brownfield_adopts_the_cluster_by_name() -> None:
     doc = plan_stack("brownfield")
     assert doc.by_type(EKS) == [] and doc.by_type(MNG) == [] and doc.by_type(ADDON) == []
-    assert "aws:eks/getCluster:getCluster" in doc.invoke_tokens
+    assert "aws:eks/getCluster:getCluster" in invoke_tokens(doc)
     assert doc.outputs["clusterName"] == "legacy-cas"
     provider = only(doc, "pulumi:providers:kubernetes")
     assert provider.inputs["kubeconfig"] == "[secret]"
     assert doc.outputs["clusterEndpoint"].startswith("https://")
 
 
+@pytest.mark.slow
 def test_nth_daemonset_runs_only_on_non_karpenter_spot_nodes() -> None:
     for stack in ("dev", "brownfield"):
         release = only(plan_stack(stack), RELEASE, "node-termination-handler-release")
@@ -356,6 +371,7 @@ def test_cluster_scoped_iam_children_wait_for_the_cluster(stack: str) -> None:
             assert cluster in r.dependencies, r.name
 
 
+@pytest.mark.slow
 def test_nth_release_waits_for_the_node_groups() -> None:
     doc = plan_stack("dev")
     release = only(doc, RELEASE, "node-termination-handler-release")
@@ -388,9 +404,10 @@ def test_controller_on_fargate_gets_a_profile_and_irsa(tmp_path: Path) -> None:
     assert all(e["key"] != "node-role/system" for t in terms for e in t["matchExpressions"])
 
 
+@pytest.mark.slow
 def test_policy_documents_are_built_without_invokes() -> None:
     for stack in ("dev", "prod", "brownfield"):
-        invokes = plan_stack(stack).invoke_tokens
+        invokes = invoke_tokens(plan_stack(stack))
         assert "aws:iam/getPolicyDocument:getPolicyDocument" not in invokes
         # per stack, not per pool: caller identity, and for an existing cluster its look-up and OIDC provider;
         # besides, the pin look-ups (tests/platform/test_lookups.py): per add-on, alias and node group
@@ -398,11 +415,13 @@ def test_policy_documents_are_built_without_invokes() -> None:
         assert len([t for t in invokes if t not in pins]) <= 3
 
 
+@pytest.mark.slow
 def test_prod_kms_key_is_protected() -> None:
     key = only(plan_stack("prod"), "aws:kms/key:Key")
     assert key.options.get("protect") is True
 
 
+@pytest.mark.slow
 def test_aws_auth_mapping_only_in_explicit_compatibility_mode(tmp_path: Path) -> None:
     assert "roleMappings" not in only(plan_stack("dev"), EKS).inputs
     cfg = stack_config("dev")

@@ -23,6 +23,7 @@ def karpenter_objects(doc: PlanDocument) -> list[PlannedResource]:
     return doc.by_type(NODEPOOL) + doc.by_type(NODECLASS)
 
 
+@pytest.mark.slow
 @requires_upstream
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_object_passes_the_v1_14_1_crds_and_cel_rules(stack: str) -> None:
@@ -34,6 +35,7 @@ def test_every_object_passes_the_v1_14_1_crds_and_cel_rules(stack: str) -> None:
         assert validate_object(manifest(r)) == [], r.name
 
 
+@pytest.mark.slow
 @requires_upstream
 @pytest.mark.parametrize("stack", STACKS)
 def test_planned_helm_values_exist_in_the_charts(stack: str) -> None:
@@ -48,6 +50,7 @@ def test_planned_helm_values_exist_in_the_charts(stack: str) -> None:
         assert undefined_keys(release.inputs["values"], chart_values, open_maps) == [], name
 
 
+@pytest.mark.slow
 def test_stack_pools_match_the_brief() -> None:
     def pools(stack: str) -> dict[str, dict[str, Any]]:
         return {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in plan_stack(stack).by_type(NODEPOOL)}
@@ -71,6 +74,7 @@ def test_stack_pools_match_the_brief() -> None:
     assert brown["disruption"]["consolidateAfter"] == "30s"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_classes_use_the_platform_node_role_and_discovery_tags(stack: str) -> None:
     doc = plan_stack(stack)
@@ -86,6 +90,7 @@ def test_classes_use_the_platform_node_role_and_discovery_tags(stack: str) -> No
         assert all(b["ebs"]["encrypted"] for b in spec.get("blockDeviceMappings", []))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_pools_and_classes_wait_for_the_controller_and_are_deleted_first(stack: str) -> None:
     doc = plan_stack(stack)
@@ -105,6 +110,7 @@ def test_pools_and_classes_wait_for_the_controller_and_are_deleted_first(stack: 
         assert group.urn in controller.dependencies
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_workload_scheduling_is_exported_per_pool(stack: str) -> None:
     doc = plan_stack(stack)

@@ -21,6 +21,7 @@ def test_committed_stacks() -> None:
     assert STACKS == ["brownfield", "dev", "prod"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_stack_plans(stack: str) -> None:
     doc = plan_stack(stack)
@@ -29,6 +30,7 @@ def test_every_stack_plans(stack: str) -> None:
     assert len(doc.outputs["privateSubnetIds"]) >= 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_subnet_tags_and_az_spread(stack: str) -> None:
     doc = plan_stack(stack)
@@ -58,6 +60,7 @@ def test_user_tags_on_every_taggable_resource() -> None:
         assert r.inputs["tags"]["eks-karpenter/cluster"] == "dev-karpenter", r.urn
 
 
+@pytest.mark.slow
 def test_dev_has_one_nat_and_prod_one_per_zone() -> None:
     assert len(plan_stack("dev").by_type("aws:ec2/natGateway:NatGateway")) == 1
     prod_nats = plan_stack("prod").by_type("aws:ec2/natGateway:NatGateway")
@@ -68,6 +71,7 @@ def test_dev_has_one_nat_and_prod_one_per_zone() -> None:
     assert len({r.inputs["natGatewayId"] for r in routes}) == 3
 
 
+@pytest.mark.slow
 def test_prod_protects_the_vpc_and_subnets_not_the_network_component() -> None:
     doc = plan_stack("prod")
     # On the component, `protect` would reach route tables, gateways and NAT, which routine changes replace.
@@ -77,6 +81,7 @@ def test_prod_protects_the_vpc_and_subnets_not_the_network_component() -> None:
     assert all(s.options.get("protect") is True for s in doc.by_type(SUBNET))
 
 
+@pytest.mark.slow
 def test_brownfield_tags_adopted_subnets_and_creates_none() -> None:
     doc = plan_stack("brownfield")
     assert doc.by_type(SUBNET) == []
@@ -92,6 +97,7 @@ def test_brownfield_tags_adopted_subnets_and_creates_none() -> None:
     assert doc.outputs["vpcId"] == "vpc-0a1b2c3d4e5f60718"
 
 
+@pytest.mark.slow
 def test_plan_json_is_byte_identical_across_runs() -> None:
     def run() -> str:
         return subprocess.run([sys.executable, "-m", "infra", "plan", "--stack", "dev", "--format", "json"],
@@ -105,6 +111,7 @@ def test_plan_json_is_byte_identical_across_runs() -> None:
     assert set(r) >= {"urn", "type", "name", "parent", "custom", "inputs", "dependencies"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_exactly_one_security_group_carries_the_discovery_tag(stack: str) -> None:
     doc = plan_stack(stack)
@@ -121,6 +128,7 @@ def test_exactly_one_security_group_carries_the_discovery_tag(stack: str) -> Non
     assert all(not t.inputs["key"].startswith("kubernetes.io/cluster/") for t in doc.by_type(TAG))
 
 
+@pytest.mark.slow
 def test_out_writes_manifests_values_and_policies(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "infra", "plan", "--stack", "prod", "--out", str(tmp_path)],
                           cwd=REPO, capture_output=True, text=True)
@@ -135,6 +143,7 @@ def test_out_writes_manifests_values_and_policies(tmp_path: Path) -> None:
     assert policy["Version"] == "2012-10-17" and policy["Statement"]
 
 
+@pytest.mark.slow
 def test_markdown_format_is_a_pr_comment() -> None:
     proc = subprocess.run([sys.executable, "-m", "infra", "plan", "--stack", "dev", "--format", "markdown"],
                           cwd=REPO, capture_output=True, text=True, check=True)

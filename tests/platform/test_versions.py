@@ -133,12 +133,14 @@ def test_a_kube_proxy_pin_of_another_minor_is_refused() -> None:
 
 # --- the plan ------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_the_cluster_sets_its_upgrade_policy_explicitly(stack: str) -> None:
     (cluster,) = plan_stack(stack).by_type("eks:index:Cluster")
     assert cluster.inputs["upgradePolicy"] == {"supportType": "STANDARD"}
 
 
+@pytest.mark.slow
 def test_opting_in_to_extended_support_reaches_the_cluster(tmp_path: Path) -> None:
     config = dev(upgradePolicy={"supportType": "EXTENDED"})
     (cluster,) = plan_config(config, tmp_path).document.by_type("eks:index:Cluster")

@@ -22,6 +22,7 @@ def _floor(tmp_path: Path, kind: str, plan: PlanDocument) -> PlanDocument:
     return plan_program(scale.floor_project(tmp_path / kind, kind, plan.to_json()), scale.STACK)
 
 
+@pytest.mark.slow
 def test_the_floor_makes_the_plans_registrations(tmp_path: Path, plan: PlanDocument) -> None:
     ours = {r.urn: r for r in plan.resources}
     floor = {r.urn: r for r in _floor(tmp_path, "floor", plan).resources}
@@ -36,6 +37,7 @@ def test_the_floor_makes_the_plans_registrations(tmp_path: Path, plan: PlanDocum
     assert any(r.options.get("protect") for r in ours.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["bare", "raw"])
 def test_the_lower_floors_register_as_many_resources_without_options(tmp_path: Path, plan: PlanDocument,
                                                                       kind: str) -> None:

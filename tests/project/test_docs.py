@@ -36,12 +36,14 @@ def _load() -> ModuleType:
 gen = _load()
 
 
+@pytest.mark.slow
 def test_committed_docs_are_what_the_script_generates() -> None:
     files = gen.generated({stack: plan_stack(stack) for stack in STACKS})
     stale = [str(p.relative_to(REPO)) for p in gen.stale(files)]
     assert not stale, f"stale generated docs {stale}: run `.venv/bin/python scripts/gen_docs.py`"
 
 
+@pytest.mark.slow
 def test_every_component_is_found_with_its_token_inputs_and_outputs() -> None:
     found = {c.name: c for c in gen.components()}
     assert set(found) == {"Network", "Cluster", "Access", "Namespaces", "NodeRole", "KarpenterIam",
@@ -67,6 +69,7 @@ def test_attribute_docstrings_are_read_from_source() -> None:
     assert [(f.name, f.doc) for f in fields] == [("x", "The x."), ("y", "")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(gen.EXAMPLES))
 def test_each_example_compiles_and_passes_the_component_its_inputs(name: str) -> None:
     code = gen.EXAMPLES[name]
@@ -87,10 +90,12 @@ def test_each_example_compiles_and_passes_the_component_its_inputs(name: str) ->
     assert imported <= set(eks_karpenter.__all__)
 
 
+@pytest.mark.slow
 def test_every_component_has_an_example() -> None:
     assert set(gen.EXAMPLES) == {c.name for c in gen.components()}
 
 
+@pytest.mark.slow
 def test_library_api_lists_every_public_name_once() -> None:
     block = gen.library_api()
     listed = re.findall(r"^\| (?:\[)?`([A-Za-z_]+)`", block, re.M)
@@ -125,6 +130,7 @@ def test_fill_readme_refuses_a_lost_marker() -> None:
         "a <!-- figures:x -->\nnew\n<!-- /figures --> b"
 
 
+@pytest.mark.slow
 def test_resource_counts_are_the_plans() -> None:
     table = gen.resource_counts({"dev": plan_stack("dev")})
     doc = plan_stack("dev")
@@ -181,6 +187,7 @@ def test_readme_error_example_names_the_lines_of_the_committed_dev_stack() -> No
     assert block in (REPO / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_examples_in_order_make_one_program_that_plans(tmp_path: Path) -> None:
     from eks_karpenter.tools.engine import plan_program
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.support import REPO, plan_stack, requires_upstream
@@ -27,6 +28,7 @@ def resources() -> dict[str, dict[str, Any]]:
     return {r["type"]: r for r in json.loads(proc.stdout)["resources"]}
 
 
+@pytest.mark.slow
 def test_example_builds_its_pool_class_and_pinned_deployment_on_the_platform() -> None:
     by_type = resources()
     platform = plan_stack("dev").outputs
@@ -42,6 +44,7 @@ def test_example_builds_its_pool_class_and_pinned_deployment_on_the_platform() -
     assert provider["kubeconfig"] == "[secret]"  # the platform's kubeconfig output is secret
 
 
+@pytest.mark.slow
 @requires_upstream
 def test_example_objects_pass_the_crds() -> None:
     from tests.support.crd_validator import validate_object
@@ -58,6 +61,7 @@ def _copy(tmp_path: Path) -> Path:
     return target
 
 
+@pytest.mark.slow
 def test_bad_team_config_is_one_clean_error(tmp_path: Path) -> None:
     program = _copy(tmp_path)
     stack_file = program / "stacks" / "Pulumi.dev.yaml"
@@ -72,6 +76,7 @@ def test_bad_team_config_is_one_clean_error(tmp_path: Path) -> None:
     assert "stacks/Pulumi.bad.yaml: team-batch:workload.replicas: " in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_reference_to_an_unknown_stack_is_a_clean_error(tmp_path: Path) -> None:
     program = _copy(tmp_path)
     stack_file = program / "stacks" / "Pulumi.dev.yaml"
@@ -81,6 +86,7 @@ def test_a_reference_to_an_unknown_stack_is_a_clean_error(tmp_path: Path) -> Non
     assert "no offline outputs for stack reference 'acme/other/dev'" in proc.stderr
 
 
+@pytest.mark.slow
 def test_example_deploys_into_the_namespace_its_access_is_scoped_to() -> None:
     proc = plan(EXAMPLE)
     assert proc.returncode == 0, proc.stderr

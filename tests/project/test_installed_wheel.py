@@ -83,6 +83,7 @@ def test_the_template_is_a_pulumi_new_template() -> None:
     assert "from eks_karpenter import build_platform, read_stack_config" in main
 
 
+@pytest.mark.slow
 def test_the_wheel_alone_is_importable_outside_the_repo(installed: tuple[Path, dict[str, str]],
                                                         tmp_path: Path) -> None:
     venv, env = installed
@@ -118,6 +119,7 @@ def _assert_platform(document: dict[str, Any]) -> None:
     assert any("open to the internet" in w for w in document["warnings"])
 
 
+@pytest.mark.slow
 def test_the_installed_cli_plans_the_template_from_its_folder(installed: tuple[Path, dict[str, str]],
                                                               tmp_path: Path) -> None:
     venv, env = installed
@@ -131,6 +133,7 @@ def test_the_installed_cli_plans_the_template_from_its_folder(installed: tuple[P
                                                         for z in "abc"}
 
 
+@pytest.mark.slow
 def test_python_m_eks_karpenter_cli_plans_the_template(tmp_path: Path) -> None:
     project = tmp_path / "platform"
     fill_template(project)
@@ -144,6 +147,7 @@ def _team_batch(document: dict[str, Any]) -> None:
     assert names(document, "kubernetes:apps/v1:Deployment") == {"report-builder"}
 
 
+@pytest.mark.slow
 def test_the_installed_cli_plans_team_batch_with_the_platform(installed: tuple[Path, dict[str, str]],
                                                               tmp_path: Path) -> None:
     venv, env = installed
@@ -153,6 +157,7 @@ def test_the_installed_cli_plans_team_batch_with_the_platform(installed: tuple[P
     _team_batch(document)
 
 
+@pytest.mark.slow
 def test_the_installed_cli_plans_team_batch_with_an_outputs_file(installed: tuple[Path, dict[str, str]],
                                                                  tmp_path: Path) -> None:
     venv, env = installed

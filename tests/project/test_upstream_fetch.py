@@ -5,7 +5,6 @@ the upstream files, raw files, and a Go price table synthesised here)."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import io
 import json
 import re
@@ -15,25 +14,15 @@ import tarfile
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
 from eks_karpenter import versions
 
-from tests.support import FETCH_UPSTREAM, MISSING_UPSTREAM, REPO, UPSTREAM, requires_upstream, upstream_cache_verified
+from tests.support import FETCH_UPSTREAM, MISSING_UPSTREAM, REPO, UPSTREAM, fetch_upstream, requires_upstream
 
-
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fetch_upstream", REPO / "scripts" / "fetch_upstream.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fu = _load_script()
+fu = fetch_upstream
 LOCK: dict[str, Any] = fu.load_lock()
 FILES: dict[str, Any] = LOCK["files"]
 OCI_CHARTS = sorted({entry["oci"] for entry in FILES.values() if "oci" in entry})
@@ -150,7 +139,7 @@ def test_from_a_local_copy_lays_out_the_same_tree(tmp_path: Path, capsys: pytest
     marker = got.pop(".verified")
     assert marker.decode().strip() == fu.lock_digest()
     assert got == {name: (UPSTREAM / name).read_bytes() for name in FILES}
-    assert upstream_cache_verified(cache)
+    assert fu.is_verified(cache)
     assert run(capsys, "--check", "--cache", str(cache))[0] == 0
     code, out, _ = run(capsys, "--cache", str(cache))  # verified already: nothing fetched (no network here)
     assert code == 0 and "up to date" in out
@@ -199,9 +188,9 @@ def test_check_names_each_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_a_marker_for_another_lock_is_not_verified(tmp_path: Path) -> None:
     (tmp_path / ".verified").write_text("0" * 64 + "\n")
-    assert not upstream_cache_verified(tmp_path)
+    assert not fu.is_verified(tmp_path)
     (tmp_path / ".verified").write_text(fu.lock_digest() + "\n")
-    assert upstream_cache_verified(tmp_path)
+    assert fu.is_verified(tmp_path)
 
 
 def test_a_lock_with_an_escaping_path_is_rejected(tmp_path: Path) -> None:
@@ -441,6 +430,7 @@ def test_prices_keep_every_row_and_ignore_comments_and_other_regions() -> None:
 # --- the skip that CI turns into a failure ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("no_skips", [False, True])
 def test_a_missing_upstream_skips_with_the_fetch_command_or_fails_in_ci(tmp_path: Path, no_skips: bool) -> None:
     (tmp_path / "test_probe.py").write_text(

@@ -34,6 +34,7 @@ def _metadata(wheel: zipfile.ZipFile) -> tuple[str, str]:
     return dist_info, wheel.read(f"{dist_info}/METADATA").decode()
 
 
+@pytest.mark.slow  # builds the wheel
 def test_only_eks_karpenter_and_its_dist_info(wheel: zipfile.ZipFile) -> None:
     dist_info, _ = _metadata(wheel)
     assert re.fullmatch(r"eks_karpenter-[0-9][^/]*\.dist-info", dist_info)
@@ -43,6 +44,7 @@ def test_only_eks_karpenter_and_its_dist_info(wheel: zipfile.ZipFile) -> None:
     assert not [n for n in wheel.namelist() if n.endswith((".pyc", ".pyo")) or "__pycache__" in n]
 
 
+@pytest.mark.slow  # builds the wheel
 def test_every_source_file_and_the_catalogue_are_inside(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
     assert "eks_karpenter/catalogue/instance_types.py" in names
@@ -53,10 +55,12 @@ def test_every_source_file_and_the_catalogue_are_inside(wheel: zipfile.ZipFile) 
     assert {n for n in names if n.startswith("eks_karpenter/")} - source == set(), "files not in the source"
 
 
+@pytest.mark.slow  # builds the wheel
 def test_under_two_megabytes() -> None:
     assert built_wheel().stat().st_size < 2 * 1024 * 1024
 
 
+@pytest.mark.slow  # builds the wheel
 def test_the_console_script_and_declared_dependencies(wheel: zipfile.ZipFile) -> None:
     dist_info, metadata = _metadata(wheel)
     entry_points = wheel.read(f"{dist_info}/entry_points.txt").decode()
@@ -98,6 +102,7 @@ def _modules(wheel: zipfile.ZipFile) -> dict[str, ast.Module]:
         return modules
 
 
+@pytest.mark.slow  # builds the wheel
 def test_imports_only_the_stdlib_itself_and_declared_dependencies(wheel: zipfile.ZipFile) -> None:
     top_level = set(sys.stdlib_module_names) | {"eks_karpenter", *DEPENDENCIES.values()}
     optional = {name for dists in EXTRAS.values() for names in dists.values() for name in names}

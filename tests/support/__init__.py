@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import copy
 import functools
-import hashlib
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -31,12 +32,18 @@ SHARED_UPSTREAM = REPO.parent / "shared" / "upstream"
 FETCH_UPSTREAM = ".venv/bin/python scripts/fetch_upstream.py"
 
 
-def upstream_cache_verified(cache: Path = UPSTREAM_CACHE, lock: Path = UPSTREAM_LOCK) -> bool:
-    marker = cache / ".verified"
-    return marker.is_file() and marker.read_text().strip() == hashlib.sha256(lock.read_bytes()).hexdigest()
+def load_fetch_upstream() -> ModuleType:
+    """scripts/fetch_upstream.py as a module (a script, not part of the package): the one home of the cache
+    layout and of its verification."""
+    spec = importlib.util.spec_from_file_location("fetch_upstream", REPO / "scripts" / "fetch_upstream.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-UPSTREAM = UPSTREAM_CACHE if upstream_cache_verified() else SHARED_UPSTREAM
+fetch_upstream = load_fetch_upstream()
+UPSTREAM = UPSTREAM_CACHE if fetch_upstream.is_verified(UPSTREAM_CACHE, UPSTREAM_LOCK) else SHARED_UPSTREAM
 
 MISSING_UPSTREAM = f"needs Karpenter's upstream files (CRDs, charts, IAM template): run `{FETCH_UPSTREAM}`"
 # CI sets this: there a missing upstream file fails the run instead of skipping the comparisons quietly.
@@ -74,6 +81,11 @@ def config_models() -> list[type[Model]]:
 def plan_stack(stack: str) -> PlanDocument:
     """The offline plan of a committed stack (cached: plans are deterministic)."""
     return plan_program(REPO, stack)
+
+
+def invoke_tokens(doc: PlanDocument) -> list[str]:
+    """The token of every invoke the plan made (repeats kept)."""
+    return [i.token for i in doc.invokes]
 
 
 def stack_config(stack: str) -> dict[str, Any]:

@@ -70,3 +70,16 @@ def test_unusable_arguments_exit_1_with_one_line(argv: list[str], message: str,
     code, out, err = _run(argv, capsys)
     assert (code, out) == (1, "")
     assert message in err and err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_command_line_and_smoke_share_one_project_module(tmp_path: Path) -> None:
+    """tools/project.py is the one home of what `cli` and `smoke` both need (it broke their import loop): a
+    wrapper's defaults set through `cli.DEFAULTS` are the ones smoke reads, and files are shown as users name
+    them."""
+    from eks_karpenter.tools import project
+
+    assert cli.DEFAULTS is project.DEFAULTS
+    assert project.program_root(tmp_path) == tmp_path
+    assert project.program_root(None) == project.DEFAULTS["program"]  # tests/support sets it to the repository
+    assert project.shown(tmp_path / "stacks" / "Pulumi.dev.yaml", tmp_path) == "stacks/Pulumi.dev.yaml"
+    assert project.shown(Path("/elsewhere/Pulumi.dev.yaml"), tmp_path) == "/elsewhere/Pulumi.dev.yaml"

@@ -20,7 +20,7 @@ from eks_karpenter.tools.cost import prices as P
 from eks_karpenter.tools.cost.estimate import CostInputs
 from eks_karpenter.tools.cost.live import LiveError, fetch_live_prices, on_demand_filters
 from eks_karpenter.tools.cost.report import diff_section, plan_section, render_markdown, render_text
-from eks_karpenter.tools.engine.runner import read_stack_config
+from eks_karpenter.tools.engine.runner import read_flat_config
 
 from tests.catalogue.test_catalogue import _naive_admits, _naive_types
 from tests.support import REPO, STACKS, UPSTREAM, plan_stack, requires_upstream
@@ -47,7 +47,7 @@ def cost_json(*argv: str) -> dict[str, Any]:
 
 
 def config_of(stack: str) -> Any:
-    flat = read_stack_config(REPO / "stacks" / f"Pulumi.{stack}.yaml", "eks-karpenter")
+    flat = read_flat_config(REPO / "stacks" / f"Pulumi.{stack}.yaml", "eks-karpenter")
     return load_stack_config(flat, f"stacks/Pulumi.{stack}.yaml")
 
 
@@ -67,6 +67,7 @@ def test_cost_json_contract_for_every_stack(stack: str) -> None:
 
 
 # An independent computation: upstream's page and price file, the plan's rendered NodePools, plain arithmetic.
+@pytest.mark.slow
 @requires_upstream
 @pytest.mark.parametrize("stack", STACKS)
 def test_pool_figures_match_an_independent_computation_from_upstream_files(stack: str) -> None:
@@ -114,6 +115,7 @@ def test_prod_fixed_costs_match_an_independent_computation() -> None:
     assert doc["warnings"] == []  # us-east-1: its own price table
 
 
+@pytest.mark.slow
 def test_config_and_plan_give_the_same_estimate() -> None:
     for stack in STACKS:
         from_config = estimate(inputs_from_config(config_of(stack)), AS_OF)
@@ -121,6 +123,7 @@ def test_config_and_plan_give_the_same_estimate() -> None:
         assert from_plan == from_config, stack
 
 
+@pytest.mark.slow
 def test_dev_prices_its_spot_group_and_the_launch_template_volumes() -> None:
     # By hand (us-east-1 prices): control plane 0.10 x 730 = 73.00; one NAT gateway 0.045 x 730 = 32.85 and its
     # address 0.005 x 730 = 3.65; system 2 x m7i.large 0.1008 x 730 = 147.17 and 2 x 50 GiB gp3 x 0.08 = 8.00;
@@ -174,6 +177,7 @@ def test_brownfield_prices_only_what_it_adds() -> None:
     assert [p["name"] for p in doc["pools"]] == sorted(p.name for p in config_of("brownfield").node_pools)
 
 
+@pytest.mark.slow
 def test_the_team_batch_example_is_priced_from_its_plan() -> None:
     doc = cost_json("--stack", "dev", "--program", "examples/team-batch")
     (pool,) = doc["pools"]

@@ -14,15 +14,8 @@ import pytest
 import yaml
 from eks_karpenter.tools.cli import main
 from eks_karpenter.tools.engine import PlanDocument, PlannedResource
-from eks_karpenter.tools.engine.diff import (
-    MAX_VALUE,
-    diff_plans,
-    format_path,
-    parse_path,
-    render_diff_markdown,
-    shorten,
-    show_value,
-)
+from eks_karpenter.tools.engine.changes import format_path, parse_path
+from eks_karpenter.tools.engine.diff import MAX_VALUE, diff_plans, render_diff_markdown, shorten, show_value
 from eks_karpenter.tools.engine.replacements import REPLACE_ON_CHANGE, REPLACE_ON_REMOVE, replacing_paths
 
 from tests.support import REPO, plan_stack
@@ -77,6 +70,7 @@ def test_changed_subnet_cidr_is_a_replacement() -> None:
     assert "± replace" in text and "**(forces replacement)**" in text and '"10.99.0.0/19"' in text
 
 
+@pytest.mark.slow
 def test_tag_change_is_an_update() -> None:
     plan = plan_stack("dev")
     new = edited(plan, VPC, "network-vpc", lambda i: i["tags"].update(environment="qa"))
@@ -164,6 +158,7 @@ def test_a_bool_that_becomes_a_number_is_a_change_a_float_that_becomes_an_int_is
     assert show_value(prop.old) == "1" and show_value(prop.new) == "2"
 
 
+@pytest.mark.slow
 def test_protected_replacement_is_flagged() -> None:
     plan = plan_stack("prod")
     subnet = plan.by_type(SUBNET)[0]
@@ -351,6 +346,7 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
 
+@pytest.mark.slow
 def test_diff_base_head_with_clean_tree_says_no_changes(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", "--base", "HEAD", "--stack", "dev", "--program", str(clone)]) == 0
     out = capsys.readouterr().out
@@ -358,6 +354,7 @@ def test_diff_base_head_with_clean_tree_says_no_changes(clone: Path, capsys: pyt
     assert len(_git(clone, "worktree", "list").splitlines()) == 1, "the temporary worktree was not removed"
 
 
+@pytest.mark.slow
 def test_diff_base_shows_a_stack_file_change(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:
     stack_file = clone / "stacks" / "Pulumi.dev.yaml"
     original = stack_file.read_text()

@@ -744,6 +744,7 @@ def test_config_snippet_loads_as_part_of_a_stack_file() -> None:
     assert names == ["default", "network-intensive", "batch", "gpu"]
 
 
+@pytest.mark.slow
 def test_manifest_yaml_round_trips() -> None:
     result = run_cli(*(f"tests/fixtures/legacy/{n}" for n in GOOD), "--format", "manifests", "--node-role", ROLE)
     assert result.returncode == 0, result.stderr
@@ -754,6 +755,7 @@ def test_manifest_yaml_round_trips() -> None:
 # --- the command line -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_prints_a_config_snippet_by_default() -> None:
     result = run_cli(*(f"tests/fixtures/legacy/{n}" for n in GOOD))
     assert result.returncode == 0, result.stderr
@@ -766,6 +768,7 @@ def test_cli_prints_a_config_snippet_by_default() -> None:
     assert "note: " in result.stderr and "al2@latest" in result.stderr
 
 
+@pytest.mark.slow
 def test_cli_manifests_need_a_node_role_without_instance_profile() -> None:
     result = run_cli("tests/fixtures/legacy/workshop-default.yaml", "--format", "manifests")
     assert result.returncode == 1
@@ -774,6 +777,7 @@ def test_cli_manifests_need_a_node_role_without_instance_profile() -> None:
     assert "--node-role" in result.stderr
 
 
+@pytest.mark.slow
 def test_cli_manifests_without_role_when_every_class_has_an_instance_profile() -> None:
     result = run_cli("tests/fixtures/legacy/network-optimised.yaml",
                      "tests/fixtures/legacy/network-optimised-template.yaml", "--format", "manifests")
@@ -782,6 +786,7 @@ def test_cli_manifests_without_role_when_every_class_has_an_instance_profile() -
     assert kinds == ["EC2NodeClass", "NodePool"]
 
 
+@pytest.mark.slow
 def test_cli_bad_file_exits_1_with_every_problem_on_stderr() -> None:
     result = run_cli("tests/fixtures/legacy/bad-mixed.yaml")
     assert result.returncode == 1
@@ -791,17 +796,20 @@ def test_cli_bad_file_exits_1_with_every_problem_on_stderr() -> None:
         assert f"tests/fixtures/legacy/bad-mixed.yaml (document {doc}): {what}: {path}: " in result.stderr
 
 
+@pytest.mark.slow
 def test_cli_one_bad_file_among_good_ones_fails_the_run() -> None:
     result = run_cli("tests/fixtures/legacy/workshop-default.yaml", "tests/fixtures/legacy/bad-mixed.yaml")
     assert result.returncode == 1 and result.stdout == ""
 
 
+@pytest.mark.slow
 def test_cli_missing_file() -> None:
     result = run_cli("tests/fixtures/legacy/nope.yaml")
     assert result.returncode == 1 and result.stdout == ""
     assert "tests/fixtures/legacy/nope.yaml: No such file or directory" in result.stderr
 
 
+@pytest.mark.slow
 def test_cli_reads_stdin() -> None:
     text = (FIXTURES / "workshop-default.yaml").read_text()
     result = run_cli("-", "--node-role", ROLE, stdin=text)
@@ -810,6 +818,7 @@ def test_cli_reads_stdin() -> None:
     assert classes[0]["role"] == ROLE
 
 
+@pytest.mark.slow
 def test_cli_help_lists_the_subcommand() -> None:
     result = subprocess.run([sys.executable, "-m", "infra", "--help"], cwd=REPO, capture_output=True, text=True,
                             timeout=60)

@@ -84,6 +84,7 @@ def test_label_quotes_are_escaped() -> None:
     assert "say #quot;hi#quot;" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_real_plans_render_deterministically(stack: str) -> None:
     plan = plan_stack(stack)
@@ -103,6 +104,7 @@ def test_cli_plan_format_mermaid(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"aws:ec2/subnet:Subnet {TIMES}4" in out
 
 
+@pytest.mark.slow
 def test_readme_diagram_is_the_dev_stack_as_planned() -> None:
     readme = (REPO / "README.md").read_text()
     block = readme.split("```mermaid\n", 1)[1].split("```", 1)[0]

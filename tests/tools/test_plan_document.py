@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from eks_karpenter.tools.engine import PlanDocument, run_plan
 
@@ -65,6 +66,7 @@ def test_depends_on_lists_explicit_edges_only() -> None:
     assert role.urn not in entry.options.get("dependsOn", [])
 
 
+@pytest.mark.slow
 def test_provider_option_is_the_provider_urn() -> None:
     doc = plan_stack("dev")
     provider = doc.get("pulumi:providers:kubernetes", "cluster-k8s")

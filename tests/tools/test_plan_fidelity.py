@@ -33,6 +33,7 @@ def vpc_cidr_diff(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, str]:
     return diff, render_diff_markdown(diff)
 
 
+@pytest.mark.slow
 def test_a_vpc_cidr_change_replaces_the_eks_cluster(vpc_cidr_diff: tuple[Any, str]) -> None:
     diff, text = vpc_cidr_diff
     ops = {c.resource.name: c.op for c in diff.changes}
@@ -49,6 +50,7 @@ def test_a_vpc_cidr_change_replaces_the_eks_cluster(vpc_cidr_diff: tuple[Any, st
     assert "`cluster-system` (ManagedNodeGroup" in warning
 
 
+@pytest.mark.slow
 def test_a_tag_change_replaces_nothing(tmp_path: Path) -> None:
     new = _plan_with("dev", tmp_path, lambda c: c["eks-karpenter:tags"].update(environment="qa"))
     diff = diff_plans(plan_stack("dev"), new)
@@ -56,6 +58,7 @@ def test_a_tag_change_replaces_nothing(tmp_path: Path) -> None:
     assert "Stateful" not in render_diff_markdown(diff)
 
 
+@pytest.mark.slow
 def test_a_new_cluster_name_replaces_its_node_groups_through_the_cluster() -> None:
     plan = plan_stack("dev")
     copied = PlanDocument.from_json(plan.to_json())
@@ -106,6 +109,7 @@ def _leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
     return [(path, value)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_no_input_is_empty_where_the_provider_gives_a_value(stack: str) -> None:
     import re
@@ -132,6 +136,7 @@ def test_a_kms_alias_gets_its_keys_key_id() -> None:
     assert cluster.inputs["encryptionConfigKeyArn"].endswith("/" + alias.inputs["targetKeyId"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_plans_are_byte_identical(stack: str) -> None:
     from eks_karpenter.tools.engine import plan_program

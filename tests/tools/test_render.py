@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from eks_karpenter.tools.engine.render import as_written, karpenter_details, render_markdown, render_tree
 
 from tests.support import plan_stack
@@ -23,6 +24,7 @@ def _block(tree: str, name: str) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_prod_tree_shows_each_pools_capacity_shape_limits_and_disruption() -> None:
     tree = render_tree(plan_stack("prod"))
     general = _block(tree, "nodepool-general")

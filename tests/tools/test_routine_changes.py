@@ -42,7 +42,9 @@ def kubernetes_minor(c: dict[str, Any]) -> None:
 
 
 def karpenter_chart(c: dict[str, Any]) -> None:
-    c.setdefault("eks-karpenter:karpenter", {})["version"] = "1.14.2"
+    # Another supported release (versions.KARPENTER_RELEASES): the change between two releases, either way, must
+    # plan with nothing protected replaced.
+    c.setdefault("eks-karpenter:karpenter", {})["version"] = "1.13.1"
 
 
 def pool_requirements(c: dict[str, Any]) -> None:

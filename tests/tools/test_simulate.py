@@ -16,7 +16,7 @@ from eks_karpenter.platform.nodepool.config import NodePoolConfig
 from eks_karpenter.platform.nodepool.manifests import render_node_pool
 from eks_karpenter.quantities import cpu_millis, memory_bytes
 from eks_karpenter.tools.cli import main
-from eks_karpenter.tools.engine.runner import read_stack_config
+from eks_karpenter.tools.engine.runner import read_flat_config
 from eks_karpenter.tools.simulate import (
     Pool,
     WorkloadError,
@@ -54,7 +54,7 @@ def dep(name: str = "app", replicas: int = 1, cpu: str = "1", **extra: Any) -> d
 
 
 def stack_pools(stack: str) -> list[Pool]:
-    cfg = load_stack_config(read_stack_config(REPO / "stacks" / f"Pulumi.{stack}.yaml", "eks-karpenter"), stack)
+    cfg = load_stack_config(read_flat_config(REPO / "stacks" / f"Pulumi.{stack}.yaml", "eks-karpenter"), stack)
     return pools_for_stack(cfg, CAT)
 
 
@@ -425,6 +425,7 @@ def test_cli_bad_inputs_exit_1_with_nothing_on_stdout(tmp_path: Path, capsys: py
     assert (rc, out) == (1, "") and "no such stack file" in err
 
 
+@pytest.mark.slow
 def test_python_m_infra_simulate_end_to_end(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "infra", "simulate", "--stack", "prod", "--workload",
                            str(INFLATE), "--format", "json"], capture_output=True, text=True, cwd=REPO, check=False)

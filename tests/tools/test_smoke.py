@@ -556,3 +556,12 @@ def test_kubeconfig_comes_from_the_stacks_output_through_the_pulumi_cli(
     monkeypatch.setenv("PATH", "/nonexistent")
     code, out, err = run_cli(["smoke", "--stack", "dev", "--cleanup"])
     assert code == 1 and out == "" and "pass --kubeconfig FILE or --context NAME" in err
+
+
+def test_states_are_enums_whose_values_the_report_keeps() -> None:
+    from eks_karpenter.tools.smoke.runner import MILESTONES, Milestone, Status
+
+    assert [str(m) for m in MILESTONES] == ["pod created", "NodeClaim created", "NodeClaim launched", "node Ready",
+                                            "pod Running", "scaled to zero", "node gone"]
+    assert json.dumps({"status": Status.FAILED, "phase": Milestone.NODE_READY}) == \
+        '{"status": "failed", "phase": "node Ready"}'

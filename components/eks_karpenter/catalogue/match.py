@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import compress
-from typing import Any, Protocol
+from typing import Any
 
 from eks_karpenter.catalogue.model import ARCH, OS, Catalogue, InstanceType, load_catalogue
 
@@ -35,31 +35,34 @@ WINDOWS_FAMILIES = frozenset({"windows2019", "windows2022", "windows2025"})
 
 @dataclass(frozen=True)
 class Requirement:
-    """One NodePool requirement, as in the manifest."""
+    """One NodePool requirement, as in the rendered manifest (the stack file's entry is the config model
+    `platform.nodepool.config.Requirement`); rendering, validation, admission, cost and the simulator share it."""
 
     key: str
     operator: str
     values: tuple[str, ...] = ()
     min_values: int | None = None
+    source: str | int = field(default="", compare=False)
+    """Where the stack file wrote it, for error paths: the shortcut key that produced it, or its index in the
+    pool's `requirements`; "" when read from a manifest. Not part of its identity: admission is cached per
+    distinct requirement set, whoever wrote it."""
 
     @staticmethod
     def from_manifest(item: Mapping[str, Any]) -> Requirement:
         return Requirement(str(item["key"]), str(item["operator"]), tuple(str(v) for v in item.get("values") or ()),
                            item.get("minValues"))
 
-
-class RequirementLike(Protocol):
-    """A NodePool requirement as any layer holds it (rendered `Req`, catalogue `Requirement`)."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def operator(self) -> str: ...
-    @property
-    def values(self) -> tuple[str, ...]: ...
+    def manifest(self) -> dict[str, Any]:
+        """The requirement as the NodePool manifest spells it (`values` and `minValues` only when set)."""
+        out: dict[str, Any] = {"key": self.key, "operator": self.operator}
+        if self.values:
+            out["values"] = list(self.values)
+        if self.min_values is not None:
+            out["minValues"] = self.min_values
+        return out
 
 
-def allowed_values(reqs: Iterable[RequirementLike], key: str, universe: Sequence[str]) -> list[str]:
+def allowed_values(reqs: Iterable[Requirement], key: str, universe: Sequence[str]) -> list[str]:
     """The values of `key` (from `universe`, in its order) that the requirements leave open; numeric operators
     are ignored. For keys no instance type carries, such as the capacity type."""
     allowed = set(universe)

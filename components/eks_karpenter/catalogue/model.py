@@ -24,7 +24,8 @@ INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 
 
 # Not frozen, though nothing assigns to a type once built: a frozen dataclass's `__init__` sets every field through
-# `object.__setattr__`, five times slower than plain slots, and loading the catalogue builds 1,336 of them.
+# `object.__setattr__`, far slower than plain slots, and loading the catalogue builds one per type
+# (figures: benchmarks/results/catalogue_load.md).
 @dataclass(eq=False, slots=True)
 class InstanceType:
     """One EC2 instance type as Karpenter sees it (read-only by convention)."""
@@ -62,10 +63,6 @@ class InstanceType:
     @property
     def vcpus(self) -> int:
         return int(self.labels[CPU])
-
-    @property
-    def memory_gib(self) -> float:
-        return int(self.labels[MEMORY]) / 1024
 
     @property
     def arch(self) -> str:

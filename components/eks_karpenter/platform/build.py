@@ -17,7 +17,7 @@ import pulumi
 import pulumi_aws as aws
 
 from eks_karpenter import tags
-from eks_karpenter.config.running import locate_stack_file, read_stack_config
+from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.cluster import Cluster
@@ -289,8 +289,3 @@ def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str,
     have = {t.id for t in terms}
     terms += [SecurityGroupSelectorTerm(id=sg) for sg in group_ids if sg not in have]
     return node_class.model_copy(update={"security_group_selector_terms": terms})
-
-
-def main() -> None:
-    """A whole program in one call: the running stack's validated config, then the platform."""
-    build_platform(read_stack_config())

@@ -23,9 +23,9 @@ import pulumi
 from eks_karpenter.tools.engine import PlanDocument, PlanError, plan_with_references
 from eks_karpenter.tools.engine.mocks import PlanReferenceError
 from eks_karpenter.tools.engine.render import render_markdown, render_tree, write_artifacts
-
-DEFAULTS: dict[str, Path | None] = {"program": None, "platform": None}
-"""Defaults a wrapping command line may set (this repository's `python -m infra` sets both to its root)."""
+from eks_karpenter.tools.project import DEFAULTS as DEFAULTS  # a wrapper sets them here (python -m infra)
+from eks_karpenter.tools.project import load_project, program_root, shown, validated_stack_config
+from eks_karpenter.tools.smoke import cli as smoke
 
 
 class UsageError(Exception):
@@ -64,7 +64,7 @@ def _prepare_out(out: Path) -> None:
 
 def _program(args: argparse.Namespace) -> Path:
     """The Pulumi project to work on: `--program`, else the wrapper's default, else the current directory."""
-    return Path(args.program or DEFAULTS["program"] or Path.cwd())
+    return program_root(args.program)
 
 
 def _platform(args: argparse.Namespace) -> Path | None:
@@ -167,8 +167,6 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     simulate.add_argument("--fixed-instance-type", default="m5.large", metavar="TYPE",
                           help="instance type of the fixed node group to compare with (default: m5.large)")
     simulate.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-
-    from eks_karpenter.tools.smoke import cli as smoke
 
     smoke.add_parser(sub)
     from eks_karpenter.tools import pins
@@ -307,14 +305,14 @@ def cmd_cost(args: argparse.Namespace) -> int:
     from eks_karpenter.tools.cost.live import LiveError, fetch_live_prices
     from eks_karpenter.tools.cost.report import render_markdown as cost_markdown
     from eks_karpenter.tools.cost.report import render_text
-    from eks_karpenter.tools.engine.runner import ProgramProject, read_stack_config
+    from eks_karpenter.tools.engine.runner import read_flat_config
 
     _check_stack(args.stack)
-    project = ProgramProject.load(_program(args).resolve())
+    project = load_project(args.program)
     stack_file = project.stack_file(args.stack)
-    flat = read_stack_config(stack_file, project.name)
+    flat = read_flat_config(stack_file, project.name)
     if f"{project.name}:cluster" in flat:  # a platform stack of this library: priced from its validated config
-        inputs = inputs_from_config(load_stack_config(flat, _shown(stack_file, project.root), project=project.name))
+        inputs = inputs_from_config(load_stack_config(flat, shown(stack_file, project.root), project=project.name))
     else:  # another program (a consumer): its NodePools and priced resources, from its offline plan
         doc = _plan(args, args.stack)
         inputs = inputs_from_plan(doc.resources, flat.get("aws:region", "us-east-1"))
@@ -338,15 +336,11 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from eks_karpenter.catalogue import load_catalogue
-    from eks_karpenter.config.stack import load_stack_config
-    from eks_karpenter.tools.engine.runner import ProgramProject, read_stack_config
     from eks_karpenter.tools.simulate import WorkloadError, load_workload, pools_for_stack, schedule, schedule_fixed
     from eks_karpenter.tools.simulate.report import Simulation, render_json, render_markdown, render_text
 
     _check_stack(args.stack)
-    project = ProgramProject.load(_program(args).resolve())
-    path = project.stack_file(args.stack)
-    cfg = load_stack_config(read_stack_config(path, project.name), _shown(path, project.root), project=project.name)
+    cfg = validated_stack_config(load_project(args.program), args.stack)
     try:
         workload = load_workload(str(args.workload))
     except WorkloadError as exc:
@@ -365,18 +359,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _shown(path: Path, root: Path) -> str:
-    """The stack file as the user names it (relative to the project folder)."""
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
-
-
 def cmd_smoke(args: argparse.Namespace) -> int:
-    from eks_karpenter.tools.smoke.cli import cmd_smoke as run_smoke
-
-    return run_smoke(args)
+    return smoke.cmd_smoke(args)
 
 
 def cmd_pins(args: argparse.Namespace) -> int:

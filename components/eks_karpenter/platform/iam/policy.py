@@ -8,16 +8,12 @@ plain values (no Pulumi types): a component resolves its outputs first, then cal
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from eks_karpenter import versions
-
-MANAGED_POLICY_SIZE_LIMIT = 6144
-"""Characters (whitespace excluded) IAM accepts in one customer managed policy document."""
 
 POLICY_VERSION = "2012-10-17"
 
@@ -400,11 +396,6 @@ def controller_policies(scope: PolicyScope) -> dict[str, dict[str, Any]]:
     return policies
 
 
-def policy_size(document: Mapping[str, Any]) -> int:
-    """Size of a policy document as IAM counts it against its quotas: compact JSON, whitespace excluded."""
-    return len(json.dumps(document, separators=(",", ":"), ensure_ascii=False))
-
-
 def node_trust_policy(partition: str) -> dict[str, Any]:
     """Trust policy of the node role: EC2 instances of the partition may assume it."""
     return {
@@ -486,17 +477,3 @@ def irsa_trust_policy(
         ],
     }
 
-
-def _as_list(value: str | Iterable[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
-
-
-def all_actions(documents: Iterable[Mapping[str, Any]]) -> set[str]:
-    """Every action any Allow statement of these documents grants (for tests and reviews)."""
-    actions: set[str] = set()
-    for document in documents:
-        statements = document["Statement"]
-        for statement in [statements] if isinstance(statements, Mapping) else statements:
-            if statement.get("Effect") == "Allow" and "Action" in statement:
-                actions.update(_as_list(statement["Action"]))
-    return actions

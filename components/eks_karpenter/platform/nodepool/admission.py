@@ -17,17 +17,13 @@ from eks_karpenter.catalogue.model import MEMORY
 from eks_karpenter.config.errors import Issue, Path
 from eks_karpenter.config.model import aliases
 from eks_karpenter.platform.nodepool.config import CAPACITY_TYPE, NodeClassConfig, NodePoolConfig
-from eks_karpenter.platform.nodepool.manifests import Req, pool_requirements
+from eks_karpenter.platform.nodepool.manifests import pool_requirements
 from eks_karpenter.quantities import quantity_value
 
 MIN_SPOT_TYPES = 15
 """Fewer admitted types than this leaves spot too little to choose from (AWS advises diversifying widely)."""
 
 _CAPACITY_TYPES = ("spot", "on-demand", "reserved")
-
-
-def _requirement(r: Req) -> Requirement:
-    return Requirement(r.key, r.operator, r.values, r.min_values)
 
 
 def _family(cls: NodeClassConfig | None) -> str | None:
@@ -39,14 +35,15 @@ def _admitted(requirements: tuple[Requirement, ...], ami_family: str | None) -> 
     return admitted(requirements, ami_family)  # cached by the catalogue per distinct requirement set
 
 
-def pool_admission(pool: NodePoolConfig, cls: NodeClassConfig | None, reqs: list[Req] | None = None) -> Admission:
+def pool_admission(pool: NodePoolConfig, cls: NodeClassConfig | None,
+                   reqs: list[Requirement] | None = None) -> Admission:
     """The instance types `pool` admits on node class `cls` (cached per distinct requirement set); `reqs` are its
     rendered requirements when the caller has them already."""
     reqs = pool_requirements(pool) if reqs is None else reqs
-    return _admitted(tuple(_requirement(r) for r in reqs), _family(cls))
+    return _admitted(tuple(reqs), _family(cls))
 
 
-def _where(at: Path, req: Req) -> Path:
+def _where(at: Path, req: Requirement) -> Path:
     return at + (req.source,) if isinstance(req.source, str) else at + ("requirements", req.source)
 
 
@@ -54,22 +51,22 @@ FIELD_BY_ALIAS = {alias: name for name, alias in aliases(NodePoolConfig).items()
 """NodePool field name by its stack-file key (the `source` of a shortcut requirement)."""
 
 
-def _written(pool: NodePoolConfig, req: Req) -> object:
+def _written(pool: NodePoolConfig, req: Requirement) -> object:
     """What the user wrote for the key that produced `req` (a shortcut's value, or the raw requirement's values)."""
     if isinstance(req.source, str):
         return getattr(pool, FIELD_BY_ALIAS[req.source])
     return list(req.values) if req.values else req.operator
 
 
-def _show(req: Req) -> str:
+def _show(req: Requirement) -> str:
     return f"{req.key} {req.operator} [{', '.join(req.values)}]" if req.values else f"{req.key} {req.operator}"
 
 
-def _emptying(reqs: list[Req], family: str | None) -> Req | None:
+def _emptying(reqs: list[Requirement], family: str | None) -> Requirement | None:
     """The first requirement after which nothing is admitted (only computed for pools that admit nothing)."""
     so_far: list[Requirement] = []
     for r in reqs:
-        so_far.append(_requirement(r))
+        so_far.append(r)
         if not _admitted(tuple(so_far), family).types:
             return r
     return None
@@ -91,7 +88,7 @@ def admission_issues(pool: NodePoolConfig, cls: NodeClassConfig | None, at: Path
                       "never launch a node", _written(pool, culprit))]
     issues: list[Issue] = []
     for requirement, found in adm.min_values_unmet:
-        req = next(r for r in reqs if _requirement(r) == requirement)
+        req = next(r for r in reqs if r == requirement)  # the one written in the stack file, with its source
         issues.append(Issue(_where(at, req) + ("minValues",), f"needs {requirement.min_values} distinct values of "
                             f"{requirement.key} among the admitted types, which have {found} ({source}): Karpenter "
                             "would launch no node", requirement.min_values))

@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from eks_karpenter.catalogue.match import Requirement
 from eks_karpenter.platform.nodepool.config import (
     ARCH,
     CAPACITY_TYPE,
@@ -39,26 +39,6 @@ SHORTCUT_KEYS: dict[str, str] = {
     "instanceTypes": INSTANCE_TYPE, "zones": ZONE, "minCpu": CPU, "maxCpu": CPU,
 }
 """Shortcut key (as spelled in the stack file) -> the requirement key it produces."""
-
-
-@dataclass(frozen=True)
-class Req:
-    """One rendered requirement, remembering where it came from (for error paths)."""
-
-    key: str
-    operator: str
-    values: tuple[str, ...] = ()
-    min_values: int | None = None
-    source: str | int = ""
-    """The shortcut key that produced it, or its index in `requirements`."""
-
-    def manifest(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"key": self.key, "operator": self.operator}
-        if self.values:
-            out["values"] = list(self.values)
-        if self.min_values is not None:
-            out["minValues"] = self.min_values
-        return out
 
 
 METAL = "metal"
@@ -96,40 +76,40 @@ def _pinned(cfg: NodePoolConfig) -> bool:
     return bool(cfg.instance_families or cfg.instance_types) or raw
 
 
-def _shortcuts(cfg: NodePoolConfig) -> Iterator[Req]:
+def _shortcuts(cfg: NodePoolConfig) -> Iterator[Requirement]:
     pinned = _pinned(cfg)
-    yield Req(CAPACITY_TYPE, "In", tuple(cfg.capacity_types), source="capacityTypes")
-    yield Req(ARCH, "In", tuple(cfg.arch), source="arch")
-    yield Req(OS, "In", tuple(cfg.os), source="os")
+    yield Requirement(CAPACITY_TYPE, "In", tuple(cfg.capacity_types), source="capacityTypes")
+    yield Requirement(ARCH, "In", tuple(cfg.arch), source="arch")
+    yield Requirement(OS, "In", tuple(cfg.os), source="os")
     # A default category/generation next to explicit families would silently exclude, say, t3 or m1 types.
     if cfg.instance_categories and (cfg.is_set("instance_categories") or not pinned):
-        yield Req(CATEGORY, "In", tuple(cfg.instance_categories), source="instanceCategories")
+        yield Requirement(CATEGORY, "In", tuple(cfg.instance_categories), source="instanceCategories")
     if cfg.min_generation is not None and (cfg.is_set("min_generation") or not pinned):
-        yield Req(GENERATION, "Gt", (str(cfg.min_generation - 1),), source="minGeneration")
+        yield Requirement(GENERATION, "Gt", (str(cfg.min_generation - 1),), source="minGeneration")
     if cfg.instance_families:
-        yield Req(FAMILY, "In", tuple(cfg.instance_families), source="instanceFamilies")
+        yield Requirement(FAMILY, "In", tuple(cfg.instance_families), source="instanceFamilies")
     if cfg.instance_sizes:
-        yield Req(SIZE, "In", expand_sizes(cfg.instance_sizes), source="instanceSizes")
+        yield Requirement(SIZE, "In", expand_sizes(cfg.instance_sizes), source="instanceSizes")
     if cfg.exclude_instance_sizes:
-        yield Req(SIZE, "NotIn", expand_sizes(cfg.exclude_instance_sizes), source="excludeInstanceSizes")
+        yield Requirement(SIZE, "NotIn", expand_sizes(cfg.exclude_instance_sizes), source="excludeInstanceSizes")
     if cfg.instance_types:
-        yield Req(INSTANCE_TYPE, "In", tuple(cfg.instance_types), source="instanceTypes")
+        yield Requirement(INSTANCE_TYPE, "In", tuple(cfg.instance_types), source="instanceTypes")
     if cfg.zones:
-        yield Req(ZONE, "In", tuple(cfg.zones), source="zones")
+        yield Requirement(ZONE, "In", tuple(cfg.zones), source="zones")
     # Gt/Lt rather than Gte/Lte: every Karpenter 1.x release understands them.
     if cfg.min_cpu is not None:
-        yield Req(CPU, "Gt", (str(cfg.min_cpu - 1),), source="minCpu")
+        yield Requirement(CPU, "Gt", (str(cfg.min_cpu - 1),), source="minCpu")
     if cfg.max_cpu is not None:
-        yield Req(CPU, "Lt", (str(cfg.max_cpu + 1),), source="maxCpu")
+        yield Requirement(CPU, "Lt", (str(cfg.max_cpu + 1),), source="maxCpu")
 
 
 # Requirements per live pool (config models are frozen): each pool's rules, warnings, admission and manifest all
 # read them, eight renderings per pool otherwise. Keyed by identity, since models holding lists do not hash; the
 # weak reference drops the entry with the pool, before its id can be reused.
-_RENDERED: dict[int, tuple[weakref.ref[NodePoolConfig], tuple[Req, ...]]] = {}
+_RENDERED: dict[int, tuple[weakref.ref[NodePoolConfig], tuple[Requirement, ...]]] = {}
 
 
-def pool_requirements(cfg: NodePoolConfig) -> list[Req]:
+def pool_requirements(cfg: NodePoolConfig) -> list[Requirement]:
     """The pool's requirements: shortcuts not overridden by a raw requirement on the same key, then the raw ones."""
     key = id(cfg)
     hit = _RENDERED.get(key)
@@ -138,7 +118,7 @@ def pool_requirements(cfg: NodePoolConfig) -> list[Req]:
     raw_keys = {r.key for r in cfg.requirements}
     out = [r for r in _shortcuts(cfg) if r.key not in raw_keys]
     for i, r in enumerate(cfg.requirements):
-        out.append(Req(r.key, r.operator, tuple(r.values or ()), r.min_values, source=i))
+        out.append(Requirement(r.key, r.operator, tuple(r.values or ()), r.min_values, source=i))
     _RENDERED[key] = (weakref.ref(cfg, lambda _: _RENDERED.pop(key, None)), tuple(out))
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from eks_karpenter.catalogue.match import allowed_values
+from eks_karpenter.catalogue.match import Requirement, allowed_values
 from eks_karpenter.config.errors import Issue, Path
 from eks_karpenter.config.stackfile import suggest
 from eks_karpenter.platform.nodepool.admission import FIELD_BY_ALIAS, admission_issues, admission_warnings
@@ -28,7 +28,7 @@ from eks_karpenter.platform.nodepool.config import (
     NodePoolConfig,
 )
 from eks_karpenter.platform.nodepool.instances import INSTANCE_CATEGORIES, family_arch
-from eks_karpenter.platform.nodepool.manifests import SHORTCUT_KEYS, Req, expand_sizes, pool_requirements
+from eks_karpenter.platform.nodepool.manifests import SHORTCUT_KEYS, expand_sizes, pool_requirements
 from eks_karpenter.quantities import bytes_issue, unitless_bytes
 
 _NUMERIC = ("Gt", "Lt", "Gte", "Lte")
@@ -63,7 +63,7 @@ def _duplicates(names: list[str], at: Path, what: str) -> list[Issue]:
 
 # --- NodePool --------------------------------------------------------------------------------------------------
 
-def _req_path(at: Path, req: Req, *rest: str | int) -> Path:
+def _req_path(at: Path, req: Requirement, *rest: str | int) -> Path:
     """Where a rendered requirement comes from: its shortcut key, or the raw requirement's field."""
     if isinstance(req.source, int):
         return at + ("requirements", req.source) + rest
@@ -260,7 +260,7 @@ def _label_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def _first(reqs: list[Req], key: str) -> Req | None:
+def _first(reqs: list[Requirement], key: str) -> Requirement | None:
     return next((r for r in reqs if r.key == key), None)
 
 

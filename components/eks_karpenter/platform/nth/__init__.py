@@ -2,15 +2,9 @@
 
 from eks_karpenter.platform.nth.component import NodeTerminationHandler, NodeTerminationHandlerArgs
 from eks_karpenter.platform.nth.config import NthConfig
-from eks_karpenter.platform.nth.rules import (
-    NthEvent,
-    asg_lifecycle_event,
-    irsa_trust_policy,
-    nth_controller_policy,
-    nth_events,
-    pod_identity_trust_policy,
-    validate_nth,
-)
+from eks_karpenter.platform.nth.events import NthEvent, asg_lifecycle_event, nth_events
+from eks_karpenter.platform.nth.policy import nth_controller_policy
+from eks_karpenter.platform.nth.rules import validate_nth
 from eks_karpenter.platform.nth.values import MANAGED_TAG, RELEASE_NAME, SERVICE_ACCOUNT, nth_values
 
 __all__ = [
@@ -22,10 +16,8 @@ __all__ = [
     "NthConfig",
     "NthEvent",
     "asg_lifecycle_event",
-    "irsa_trust_policy",
     "nth_controller_policy",
     "nth_events",
     "nth_values",
-    "pod_identity_trust_policy",
     "validate_nth",
 ]

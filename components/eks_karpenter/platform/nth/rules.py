@@ -1,18 +1,10 @@
-"""NTH rules: config validation, and the queue mode's AWS documents (EventBridge patterns, IAM policies).
-
-Everything here is pure. Lifecycle hooks reach the queue through EventBridge (the hook has no notification
-target), so no role for Auto Scaling to send to SQS is needed.
-"""
+"""NTH rules: the cross-field validation of `eks-karpenter:nodeTerminationHandler` (pure)."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Any, NamedTuple
 
 from eks_karpenter.config.errors import Issue, Path
 from eks_karpenter.config.model import aliases
 from eks_karpenter.platform.nth.config import EKS_SPOT_CAPACITY_LABELS, SPOT_GROUP_LABELS, NthConfig
-from eks_karpenter.platform.nth.values import MANAGED_TAG
 
 KARPENTER_LABEL_PREFIXES = ("karpenter.sh/", "karpenter.k8s.aws/")
 """Label prefixes only Karpenter-launched nodes carry (`karpenter.sh/nodepool`, `karpenter.sh/capacity-type`...)."""
@@ -89,107 +81,3 @@ def validate_nth(
             if names.index(group) != i:
                 issues.append(Issue(at + ("autoScalingGroupNames", i), "listed twice", group))
     return issues
-
-
-# --- queue mode: EventBridge ----------------------------------------------------------------------------------
-
-class NthEvent(NamedTuple):
-    """One EventBridge rule feeding NTH's queue: short name (for resource names) and the event pattern."""
-
-    name: str
-    pattern: dict[str, Any]
-
-
-ASG_LIFECYCLE_SOURCE = "aws.autoscaling"
-ASG_LIFECYCLE_DETAIL_TYPE = "EC2 Instance-terminate Lifecycle Action"
-
-
-def asg_lifecycle_event(asg_names: Sequence[str]) -> NthEvent:
-    """The termination lifecycle rule, narrowed to `asg_names`, so another cluster's hooks never reach this
-    queue (NTH would complete their lifecycle actions without draining anything)."""
-    if not asg_names:
-        raise ValueError("the lifecycle rule needs at least one Auto Scaling group name")
-    return NthEvent("asg-lifecycle", {"source": [ASG_LIFECYCLE_SOURCE], "detail-type": [ASG_LIFECYCLE_DETAIL_TYPE],
-                                      "detail": {"AutoScalingGroupName": sorted(set(asg_names))}})
-
-
-def nth_events(asg_names: Sequence[str] = ()) -> list[NthEvent]:
-    """The rules NTH's queue needs: the lifecycle rule for `asg_names` (left out without any), spot interruption,
-    rebalance recommendation, instance state change, and EC2 scheduled changes from AWS Health. All but the
-    first reach every instance of the region; the managed-tag check picks this cluster's groups' out of them."""
-    events = [asg_lifecycle_event(asg_names)] if asg_names else []
-    events += [
-        NthEvent("spot-interruption", {"source": ["aws.ec2"],
-                                       "detail-type": ["EC2 Spot Instance Interruption Warning"]}),
-        NthEvent("rebalance", {"source": ["aws.ec2"], "detail-type": ["EC2 Instance Rebalance Recommendation"]}),
-        NthEvent("instance-state-change", {"source": ["aws.ec2"],
-                                           "detail-type": ["EC2 Instance State-change Notification"]}),
-        NthEvent("scheduled-change", {"source": ["aws.health"], "detail-type": ["AWS Health Event"],
-                                      "detail": {"service": ["EC2"], "eventTypeCategory": ["scheduledChange"]}}),
-    ]
-    return events
-
-
-# --- queue mode: IAM --------------------------------------------------------------------------------------------
-
-def nth_controller_policy(queue_arn: str) -> dict[str, Any]:
-    """The controller's permissions: read and delete messages on its own queue only; complete lifecycle actions
-    only on groups carrying the managed tag; and the read-only lookups (which IAM cannot scope to resources)
-    that map an event to a node and check its tag."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Sid": "ConsumeOwnQueue",
-                "Effect": "Allow",
-                "Action": ["sqs:DeleteMessage", "sqs:ReceiveMessage"],
-                "Resource": queue_arn,
-            },
-            {
-                "Sid": "CompleteLifecycleActionOnManagedGroups",
-                "Effect": "Allow",
-                "Action": "autoscaling:CompleteLifecycleAction",
-                "Resource": "*",
-                "Condition": {"Null": {f"autoscaling:ResourceTag/{MANAGED_TAG}": "false"}},
-            },
-            {
-                "Sid": "DescribeInstancesAndGroups",
-                "Effect": "Allow",
-                "Action": ["autoscaling:DescribeAutoScalingInstances", "autoscaling:DescribeTags",
-                           "ec2:DescribeInstances"],
-                "Resource": "*",
-            },
-        ],
-    }
-
-
-POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
-
-
-def pod_identity_trust_policy() -> dict[str, Any]:
-    """Trust for EKS Pod Identity: the association (cluster, namespace, service account) scopes who gets it."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [{
-            "Effect": "Allow",
-            "Principal": {"Service": POD_IDENTITY_PRINCIPAL},
-            "Action": ["sts:AssumeRole", "sts:TagSession"],
-        }],
-    }
-
-
-def irsa_trust_policy(oidc_provider_arn: str, oidc_issuer: str, namespace: str, service_account: str) -> dict[str, Any]:
-    """Trust for IRSA: web identity from the cluster's OIDC provider, for one service account only."""
-    issuer = oidc_issuer.removeprefix("https://")
-    return {
-        "Version": "2012-10-17",
-        "Statement": [{
-            "Effect": "Allow",
-            "Principal": {"Federated": oidc_provider_arn},
-            "Action": "sts:AssumeRoleWithWebIdentity",
-            "Condition": {"StringEquals": {
-                f"{issuer}:sub": f"system:serviceaccount:{namespace}:{service_account}",
-                f"{issuer}:aud": "sts.amazonaws.com",
-            }},
-        }],
-    }

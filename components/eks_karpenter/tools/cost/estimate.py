@@ -179,7 +179,7 @@ def _fixed(item: str, quantity: float, unit_hourly: float) -> dict[str, Any]:
             "monthly": _money(hourly * P.HOURS_PER_MONTH, 2)}
 
 
-def pool_admission(pool: PoolSpec) -> Admission:
+def rendered_admission(pool: PoolSpec) -> Admission:
     """The catalogue types a rendered pool admits (cached per distinct requirement set)."""
     return admitted(requirements_of(pool.manifest), pool.ami_family)
 
@@ -194,7 +194,7 @@ def _range(values: list[float], places: int) -> dict[str, float] | None:
 
 def pool_figures(pool: PoolSpec, live: LivePrices | None = None) -> dict[str, Any]:
     """One entry of the document's `pools` (see the module docstring)."""
-    adm = pool_admission(pool)
+    adm = rendered_admission(pool)
     spec = pool.manifest["spec"]
     capacity = allowed_values(requirements_of(pool.manifest), CAPACITY_TYPE, _CAPACITY_TYPES)
     priced = [(t, h) for t in adm.types if (h := _hourly(t, live)) is not None]
@@ -253,9 +253,36 @@ def estimate(inputs: CostInputs, on: dt.date, live: LivePrices | None = None, ty
     """The cost document for one stack (see the module docstring), priced as of day `on`; with `types`, each pool
     also lists its admitted instance types (`types`, in name order)."""
     cat = load_catalogue()
-    warnings: list[str] = []
+    fixed, warnings = _fixed_items(inputs, on, live)
+    pools, about_pools = _pool_items(inputs, live, types)
+    warnings += about_pools
+    price_region = live.region if live else cat.price_region
+    if price_region != inputs.region:
+        warnings.append(f"no {inputs.region} price table: instance and fixed prices are {price_region}'s")
+    elif inputs.region != P.PRICE_REGION:
+        warnings.append(f"fixed prices (control plane, NAT, EBS, KMS, logs) are {P.PRICE_REGION}'s")
+    for p in pools:
+        if p["priced"] < p["admitted"]:
+            warnings.append(f"pool {p['name']}: {p['admitted'] - p['priced']} admitted types have no on-demand "
+                            "price and are left out of its figures")
+    return {
+        "region": inputs.region, "priceRegion": price_region,
+        "priceSource": live.source if live else cat.source,
+        "priceDate": live.fetched_at if live else cat.price_date,
+        "catalogue": {"source": cat.source, "karpenterVersion": cat.karpenter_version, "date": cat.price_date},
+        "fixedPrices": {"region": P.PRICE_REGION, "date": P.PRICES_DATE, "asOf": on.isoformat(),
+                        "source": "AWS public pricing pages (see eks_karpenter/tools/cost/prices.py)"},
+        "currency": cat.currency, "hoursPerMonth": P.HOURS_PER_MONTH,
+        "instancePrices": "live on-demand, with live spot" if live else "on-demand (no spot prices offline)",
+        "fixed": fixed, "fixedMonthly": _money(sum(f["monthly"] for f in fixed), 2),
+        "perUnit": _per_unit_items(inputs), "pools": pools, "warnings": warnings,
+    }
+
+
+def _fixed_items(inputs: CostInputs, on: dt.date, live: LivePrices | None) -> tuple[list[dict[str, Any]], list[str]]:
+    """What runs whatever the load: control plane, NAT gateways, managed node groups, KMS keys; and warnings."""
     fixed: list[dict[str, Any]] = []
-    per_unit: list[dict[str, Any]] = []
+    warnings: list[str] = []
     if inputs.cluster_version is not None:
         rate, note = P.control_plane_rate(inputs.cluster_version, on)
         fixed.append(_fixed(f"EKS control plane ({note})", 1, rate.usd))
@@ -266,8 +293,6 @@ def estimate(inputs: CostInputs, on: dt.date, live: LivePrices | None = None, ty
         fixed.append(_fixed("NAT gateway", inputs.nat_gateways, P.NAT_GATEWAY_HOUR.usd))
         fixed.append(_fixed("public IPv4 address (NAT gateway Elastic IP)", inputs.nat_gateways,
                             P.PUBLIC_IPV4_HOUR.usd))
-        per_unit.append({"item": "NAT gateway data processing", "unit": P.NAT_GATEWAY_GB.unit,
-                         "price": P.NAT_GATEWAY_GB.usd})
     for group in inputs.node_groups:
         hourly, how = _group_hourly(group, live)
         label = f"node group {group.name}: {group.instance_types[0] if group.instance_types else '?'} ({how})"
@@ -279,49 +304,41 @@ def estimate(inputs: CostInputs, on: dt.date, live: LivePrices | None = None, ty
                             group.disk_gib * P.EBS_GP3_GB_MONTH.usd / P.HOURS_PER_MONTH))
     if inputs.kms_keys:
         fixed.append(_fixed("KMS key (secrets encryption)", inputs.kms_keys, P.KMS_KEY_MONTH.usd / P.HOURS_PER_MONTH))
-        per_unit.append({"item": "KMS requests", "unit": P.KMS_REQUESTS.unit, "price": P.KMS_REQUESTS.usd})
-    if inputs.control_plane_logs:
-        per_unit.append({"item": "control-plane log ingestion (CloudWatch Logs)", "unit": P.LOGS_INGESTION_GB.unit,
-                         "price": P.LOGS_INGESTION_GB.usd})
-        per_unit.append({"item": "control-plane log storage (CloudWatch Logs)", "unit": P.LOGS_STORAGE_GB_MONTH.unit,
-                         "price": P.LOGS_STORAGE_GB_MONTH.usd})
-    if inputs.flow_logs == "cloudWatchLogs":
-        per_unit.append({"item": "VPC flow log ingestion (CloudWatch Logs)", "unit": P.LOGS_INGESTION_GB.unit,
-                         "price": P.LOGS_INGESTION_GB.usd})
-        per_unit.append({"item": "VPC flow log storage (CloudWatch Logs)", "unit": P.LOGS_STORAGE_GB_MONTH.unit,
-                         "price": P.LOGS_STORAGE_GB_MONTH.usd})
-    elif inputs.flow_logs == "s3":
-        per_unit.append({"item": "VPC flow log delivery to S3", "unit": P.FLOW_LOGS_S3_GB.unit,
-                         "price": P.FLOW_LOGS_S3_GB.usd})
-    if inputs.interruption_queue:
-        per_unit.append({"item": "interruption queue requests (SQS)", "unit": P.SQS_REQUESTS.unit,
-                         "price": P.SQS_REQUESTS.usd})
+    return fixed, warnings
 
+
+def _unit(item: str, price: P.Price) -> dict[str, Any]:
+    return {"item": item, "unit": price.unit, "price": price.usd}
+
+
+def _per_unit_items(inputs: CostInputs) -> list[dict[str, Any]]:
+    """What is billed by use (data processed, requests, log volume), at its unit price."""
+    per_unit: list[dict[str, Any]] = []
+    if inputs.nat_gateways:
+        per_unit.append(_unit("NAT gateway data processing", P.NAT_GATEWAY_GB))
+    if inputs.kms_keys:
+        per_unit.append(_unit("KMS requests", P.KMS_REQUESTS))
+    if inputs.control_plane_logs:
+        per_unit.append(_unit("control-plane log ingestion (CloudWatch Logs)", P.LOGS_INGESTION_GB))
+        per_unit.append(_unit("control-plane log storage (CloudWatch Logs)", P.LOGS_STORAGE_GB_MONTH))
+    if inputs.flow_logs == "cloudWatchLogs":
+        per_unit.append(_unit("VPC flow log ingestion (CloudWatch Logs)", P.LOGS_INGESTION_GB))
+        per_unit.append(_unit("VPC flow log storage (CloudWatch Logs)", P.LOGS_STORAGE_GB_MONTH))
+    elif inputs.flow_logs == "s3":
+        per_unit.append(_unit("VPC flow log delivery to S3", P.FLOW_LOGS_S3_GB))
+    if inputs.interruption_queue:
+        per_unit.append(_unit("interruption queue requests (SQS)", P.SQS_REQUESTS))
+    return per_unit
+
+
+def _pool_items(inputs: CostInputs, live: LivePrices | None,
+                types: bool) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each pool's figures (with its admitted types when asked) and what is wrong with what it can launch."""
     pools = [pool_figures(p, live) for p in inputs.pools]
+    warnings: list[str] = []
     for spec, p in zip(inputs.pools, pools, strict=True):
         if types:
-            p["types"] = [t.name for t in pool_admission(spec).types]
-        warnings += pool_warnings(spec.name, p["capacityTypes"], pool_admission(spec),
+            p["types"] = [t.name for t in rendered_admission(spec).types]
+        warnings += pool_warnings(spec.name, p["capacityTypes"], rendered_admission(spec),
                                   spec.manifest["spec"].get("limits") or {})
-    price_region = live.region if live else cat.price_region
-    if price_region != inputs.region:
-        warnings.append(f"no {inputs.region} price table: instance and fixed prices are {price_region}'s")
-    elif inputs.region != P.PRICE_REGION:
-        warnings.append(f"fixed prices (control plane, NAT, EBS, KMS, logs) are {P.PRICE_REGION}'s")
-    for p in pools:
-        if p["priced"] < p["admitted"]:
-            warnings.append(f"pool {p['name']}: {p['admitted'] - p['priced']} admitted types have no on-demand "
-                            "price and are left out of its figures")
-    doc: dict[str, Any] = {
-        "region": inputs.region, "priceRegion": price_region,
-        "priceSource": live.source if live else cat.source,
-        "priceDate": live.fetched_at if live else cat.price_date,
-        "catalogue": {"source": cat.source, "karpenterVersion": cat.karpenter_version, "date": cat.price_date},
-        "fixedPrices": {"region": P.PRICE_REGION, "date": P.PRICES_DATE, "asOf": on.isoformat(),
-                        "source": "AWS public pricing pages (see eks_karpenter/tools/cost/prices.py)"},
-        "currency": cat.currency, "hoursPerMonth": P.HOURS_PER_MONTH,
-        "instancePrices": "live on-demand, with live spot" if live else "on-demand (no spot prices offline)",
-        "fixed": fixed, "fixedMonthly": _money(sum(f["monthly"] for f in fixed), 2),
-        "perUnit": per_unit, "pools": pools, "warnings": warnings,
-    }
-    return doc
+    return pools, warnings

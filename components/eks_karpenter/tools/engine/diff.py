@@ -10,12 +10,21 @@ resource comes from the data in `eks_karpenter/tools/engine/replacements.py`.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from eks_karpenter.tools.engine.changes import (
+    MISSING,
+    OPS,
+    SYMBOL,
+    Op,
+    Path,
+    PropertyChange,
+    ResourceChange,
+    parse_path,
+)
 from eks_karpenter.tools.engine.document import PlanDocument, PlannedResource
 from eks_karpenter.tools.engine.fleets import Fleet, Refusal, fleet_lines, refusals, replaced_fleets
 from eks_karpenter.tools.engine.plan_cost import diff_cost_lines
@@ -27,11 +36,6 @@ from eks_karpenter.tools.engine.replacements import (
     STATEFUL,
     replacing_paths,
 )
-
-Op = Literal["create", "update", "replace", "delete", "forget"]
-OPS: tuple[Op, ...] = ("create", "update", "replace", "delete", "forget")
-SYMBOL: dict[Op, str] = {"create": "+", "update": "~", "replace": "±", "delete": "-", "forget": "○"}
-"""`forget`: a resource with `retainOnDelete` leaves the stack's state; Pulumi deletes nothing in the cloud."""
 
 SECRET = "[secret]"
 MAX_VALUE = 80
@@ -45,62 +49,7 @@ _OPTIONS = ("protect", "ignoreChanges", "replaceOnChanges", "deleteBeforeReplace
             "customTimeouts")
 # Pulumi's marker for a secret value in raw JSON, in case a plan comes from elsewhere than this engine.
 _SECRET_SIG = ("4dabf18193072939515e22adb298388d", "1b47061264138c4ac30d75fd1eb44270")
-_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
-Path = tuple[str | int, ...]
-
-
-class _Missing:
-    """An absent value (a property added or removed), distinct from an explicit null."""
-
-    def __repr__(self) -> str:
-        return "(none)"
-
-
-MISSING: Any = _Missing()
-
-
-@dataclass(frozen=True)
-class PropertyChange:
-    """One changed value: an input property path, or a resource option when `option` is true."""
-
-    path: Path
-    old: Any
-    new: Any
-    replaces: bool = False
-    option: bool = False
-
-    @property
-    def label(self) -> str:
-        return f"option {format_path(self.path)}" if self.option else format_path(self.path)
-
-
-@dataclass(frozen=True)
-class ResourceChange:
-    """A resource that is created, updated, replaced or deleted."""
-
-    op: Op
-    resource: PlannedResource
-    """The new registration (the old one for a delete)."""
-    properties: tuple[PropertyChange, ...] = ()
-    protected: bool = False
-    delete_first: bool = False
-    """For a replacement: the old resource is deleted before the new one exists (`deleteBeforeReplace`, or a
-    fixed physical name); otherwise Pulumi creates the replacement first."""
-
-    @property
-    def order(self) -> str:
-        """How a replacement happens: `create-before-delete` or `delete-before-create` (empty otherwise)."""
-        if self.op != "replace":
-            return ""
-        return "delete-before-create" if self.delete_first else "create-before-delete"
-    replaced_with: tuple[str, ...] = ()
-    """URNs of replaced dependencies that replace this resource too (`REPLACED_WITH`)."""
-
-    @property
-    def blocked(self) -> bool:
-        """`pulumi up` refuses to delete or replace a protected resource."""
-        return self.protected and self.op in ("replace", "delete", "forget")
 
 
 @dataclass(frozen=True)
@@ -325,30 +274,6 @@ def _is_secret(value: Any) -> bool:
     if value == SECRET:
         return True
     return isinstance(value, dict) and value.get(_SECRET_SIG[0]) == _SECRET_SIG[1]
-
-
-def parse_path(dotted: str) -> Path:
-    """`spec.requirements[0].values` -> ("spec", "requirements", 0, "values")."""
-    parts: list[str | int] = []
-    for piece in dotted.split("."):
-        name, *indexes = piece.split("[")
-        if name:
-            parts.append(name)
-        parts += [int(i.rstrip("]")) for i in indexes]
-    return tuple(parts)
-
-
-def format_path(path: Path) -> str:
-    """The inverse of `parse_path`; keys that are not identifiers are quoted, as Pulumi prints them."""
-    text = ""
-    for part in path:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        elif _IDENT.match(part):
-            text += f".{part}" if text else part
-        else:
-            text += f"[{json.dumps(part)}]"
-    return text or "(all)"
 
 
 def show_value(value: Any, limit: int = MAX_VALUE) -> str:

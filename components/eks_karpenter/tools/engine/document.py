@@ -96,11 +96,6 @@ class PlanDocument:
                 return r
         raise KeyError(f"no {type_} named {name!r} in the plan")
 
-    @property
-    def invoke_tokens(self) -> list[str]:
-        """The token of every invoke made (repeats kept), sorted."""
-        return [i.token for i in self.invokes]
-
     def children(self, urn: str) -> list[PlannedResource]:
         return [r for r in self.resources if r.parent == urn]
 

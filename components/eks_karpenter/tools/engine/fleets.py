@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from eks_karpenter.tools.engine.document import PlanDocument, PlannedResource
 
 if TYPE_CHECKING:
-    from eks_karpenter.tools.engine.diff import ResourceChange
+    from eks_karpenter.tools.engine.changes import ResourceChange
 
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"

@@ -78,7 +78,7 @@ def read_stack_file(project: ProgramProject, stack: str) -> StackFile:
     return _read_stack_file(path, source, project.name)
 
 
-def read_stack_config(path: Path, project: str) -> dict[str, str]:
+def read_flat_config(path: Path, project: str) -> dict[str, str]:
     """Stack-file config as Pulumi hands it to a program: namespaced keys, objects as JSON text.
 
     Raises `ConfigError` for what the Pulumi CLI itself refuses (invalid YAML, duplicate keys, ...)."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -51,47 +51,9 @@ def convert_documents(docs: list[Doc]) -> Conversion:
     """Convert parsed legacy documents. Raises `LegacyImportError` listing every problem found."""
     report = Report()
     provisioners, templates = split_documents(docs, report)
-
-    by_name: dict[str, TemplateDoc] = {}
-    for tpl in templates:
-        if tpl.name in by_name:
-            first = by_name[tpl.name].ctx.where
-            tpl.ctx.problem(("metadata", "name"), f"duplicate AWSNodeTemplate name (first in {first.file} "
-                            f"document {first.doc})")
-            continue
-        _check_name(tpl.ctx, tpl.name, "EC2NodeClass")
-        by_name[tpl.name] = tpl
-    seen: dict[str, ProvisionerDoc] = {}
-    drafts: list[PoolDraft] = []
-    inline: list[TemplateDoc] = []
-    for prov in provisioners:
-        if prov.name in seen:
-            first = seen[prov.name].ctx.where
-            prov.ctx.problem(("metadata", "name"), f"duplicate Provisioner name (first in {first.file} "
-                             f"document {first.doc})")
-            continue
-        seen[prov.name] = prov
-        _check_name(prov.ctx, prov.name, "NodePool")
-        draft = convert_provisioner(prov, by_name)
-        if draft is None:
-            continue
-        drafts.append(draft)
-        if draft.template is None:
-            inline.append(TemplateDoc(prov.ctx, prov.name, prov.spec["provider"], ("spec", "provider"), inline=True))
-
-    classes: dict[str, dict[str, Any]] = {}
-    origin: dict[str, Ctx] = {}
-    for tpl in [*by_name.values(), *inline]:
-        if tpl.name in origin:
-            tpl.ctx.problem(("spec", "provider"), f"the inline provider becomes an EC2NodeClass named {tpl.name!r}, "
-                            "but an AWSNodeTemplate of that name exists: reference it with spec.providerRef or "
-                            "rename one of them")
-            continue
-        origin[tpl.name] = tpl.ctx
-        converted = convert_template(tpl)
-        if converted is not None:
-            classes[tpl.name] = converted
-
+    by_name = _named_templates(templates)
+    drafts, inline = _convert_provisioners(provisioners, by_name)
+    classes, origin = _convert_templates([*by_name.values(), *inline])
     node_classes, pool_class = _place_kubelet(drafts, classes, origin)
     referenced = {d.template for d in drafts if d.template}
     for name, tpl in by_name.items():
@@ -107,6 +69,70 @@ def convert_documents(docs: list[Doc]) -> Conversion:
                                "in the given files")
     if report.problems:
         raise LegacyImportError(report.problems)
+    _closing_notes(report, node_pools, node_classes, class_ctx)
+    origins = {name: ctx.where.label() for name, ctx in class_ctx.items()}
+    return Conversion(node_pools=node_pools, node_classes=node_classes, notes=report.notes, origins=origins)
+
+
+def _duplicate(doc: TemplateDoc | ProvisionerDoc, seen: Mapping[str, TemplateDoc | ProvisionerDoc], kind: str) -> bool:
+    """Whether a document of this kind and name came earlier (reported on the later one)."""
+    if doc.name not in seen:
+        return False
+    first = seen[doc.name].ctx.where
+    doc.ctx.problem(("metadata", "name"), f"duplicate {kind} name (first in {first.file} document {first.doc})")
+    return True
+
+
+def _named_templates(templates: Sequence[TemplateDoc]) -> dict[str, TemplateDoc]:
+    """The AWSNodeTemplates by name (the first of each name; a repeat is a problem)."""
+    by_name: dict[str, TemplateDoc] = {}
+    for tpl in templates:
+        if not _duplicate(tpl, by_name, "AWSNodeTemplate"):
+            _check_name(tpl.ctx, tpl.name, "EC2NodeClass")
+            by_name[tpl.name] = tpl
+    return by_name
+
+
+def _convert_provisioners(provisioners: Sequence[ProvisionerDoc],
+                          by_name: Mapping[str, TemplateDoc]) -> tuple[list[PoolDraft], list[TemplateDoc]]:
+    """The converted pools, and the inline providers (`spec.provider`) to convert as node classes of their own."""
+    seen: dict[str, ProvisionerDoc] = {}
+    drafts: list[PoolDraft] = []
+    inline: list[TemplateDoc] = []
+    for prov in provisioners:
+        if _duplicate(prov, seen, "Provisioner"):
+            continue
+        seen[prov.name] = prov
+        _check_name(prov.ctx, prov.name, "NodePool")
+        draft = convert_provisioner(prov, by_name)
+        if draft is None:
+            continue
+        drafts.append(draft)
+        if draft.template is None:
+            inline.append(TemplateDoc(prov.ctx, prov.name, prov.spec["provider"], ("spec", "provider"), inline=True))
+    return drafts, inline
+
+
+def _convert_templates(templates: Sequence[TemplateDoc]) -> tuple[dict[str, dict[str, Any]], dict[str, Ctx]]:
+    """The converted node classes by name, and the document each came from."""
+    classes: dict[str, dict[str, Any]] = {}
+    origin: dict[str, Ctx] = {}
+    for tpl in templates:
+        if tpl.name in origin:
+            tpl.ctx.problem(("spec", "provider"), f"the inline provider becomes an EC2NodeClass named {tpl.name!r}, "
+                            "but an AWSNodeTemplate of that name exists: reference it with spec.providerRef or "
+                            "rename one of them")
+            continue
+        origin[tpl.name] = tpl.ctx
+        converted = convert_template(tpl)
+        if converted is not None:
+            classes[tpl.name] = converted
+    return classes, origin
+
+
+def _closing_notes(report: Report, node_pools: Sequence[Mapping[str, Any]],
+                   node_classes: Sequence[Mapping[str, Any]], class_ctx: Mapping[str, Ctx]) -> None:
+    """What the user still has to do: instance profiles, interruption handling for spot, the pool label."""
     for cls in node_classes:
         if "instanceProfile" not in cls:
             class_ctx[cls["name"]].note((), f"no instanceProfile (v1alpha1 used the controller's default one): "
@@ -120,8 +146,6 @@ def convert_documents(docs: list[Doc]) -> Conversion:
     if node_pools:
         report.notes.append(f"workloads that select nodes by {LEGACY_POOL_LABEL} must use karpenter.sh/nodepool "
                             "(same value: each pool keeps its provisioner's name)")
-    origins = {name: ctx.where.label() for name, ctx in class_ctx.items()}
-    return Conversion(node_pools=node_pools, node_classes=node_classes, notes=report.notes, origins=origins)
 
 
 def _check_name(ctx: Ctx, name: str, kind: str) -> None:

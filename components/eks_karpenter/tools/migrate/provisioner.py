@@ -54,12 +54,31 @@ class PoolDraft:
     kubelet: dict[str, Any] | None
 
 
-def convert_provisioner(prov: ProvisionerDoc, templates: Mapping[str, TemplateDoc]) -> PoolDraft | None:
-    ctx, spec = prov.ctx, prov.spec
-    sp: Path = ("spec",)
-    ctx.only(sp, spec, PROVISIONER_FIELDS, _provisioner_hint)
-    body: dict[str, Any] = {}
+_ORDER = ("instanceCategories", "minGeneration", "requirements", "labels", "annotations", "taints", "startupTaints",
+          "expireAfter", "terminationGracePeriod", "disruption", "limits", "weight")
+"""Keys of a converted pool, in the order the stack file shows them."""
 
+
+def convert_provisioner(prov: ProvisionerDoc, templates: Mapping[str, TemplateDoc]) -> PoolDraft | None:
+    """A v1alpha5 Provisioner as a stack-file pool, or None when it cannot be converted (problems on its ctx)."""
+    ctx, spec = prov.ctx, prov.spec
+    ctx.only(("spec",), spec, PROVISIONER_FIELDS, _provisioner_hint)
+    body: dict[str, Any] = {}
+    _node_metadata(ctx, spec, body)
+    _lifetime(ctx, spec, body)
+    _limits_and_weight(ctx, spec, body)
+    kubelet = _kubelet(ctx, ("spec", "kubeletConfiguration"), spec["kubeletConfiguration"]) \
+        if "kubeletConfiguration" in spec else None
+    found, template = _node_settings(ctx, spec, templates)
+    if not found:
+        return None
+    _switch_off_library_defaults(body)
+    return PoolDraft(prov.name, ctx, {k: body[k] for k in _ORDER if k in body}, template, kubelet)
+
+
+def _node_metadata(ctx: Ctx, spec: Mapping[str, Any], body: dict[str, Any]) -> None:
+    """Requirements (with v1alpha5's implicit defaults written out), labels, annotations and taints."""
+    sp: Path = ("spec",)
     requirements = _requirements(ctx, spec)
     labels: dict[str, str] = {}
     if "labels" in spec:
@@ -80,6 +99,11 @@ def convert_provisioner(prov: ProvisionerDoc, templates: Mapping[str, TemplateDo
             if taints:
                 body[key] = taints
 
+
+def _lifetime(ctx: Ctx, spec: Mapping[str, Any], body: dict[str, Any]) -> None:
+    """`expireAfter` from ttlSecondsUntilExpired, and the disruption policy from consolidation or
+    ttlSecondsAfterEmpty (v1alpha5 refused both)."""
+    sp: Path = ("spec",)
     after_empty = spec.get("ttlSecondsAfterEmpty")
     until_expired = spec.get("ttlSecondsUntilExpired")
     body["expireAfter"] = "Never"
@@ -106,6 +130,9 @@ def convert_provisioner(prov: ProvisionerDoc, templates: Mapping[str, TemplateDo
     else:
         body["disruption"] = _disruption("WhenEmpty", "Never")
 
+
+def _limits_and_weight(ctx: Ctx, spec: Mapping[str, Any], body: dict[str, Any]) -> None:
+    sp: Path = ("spec",)
     if "limits" in spec:
         limits = ctx.mapping(sp + ("limits",), spec["limits"])
         if limits is not None:
@@ -119,21 +146,24 @@ def convert_provisioner(prov: ProvisionerDoc, templates: Mapping[str, TemplateDo
         if weight is not None:
             body["weight"] = weight
 
-    kubelet = _kubelet(ctx, sp + ("kubeletConfiguration",), spec["kubeletConfiguration"]) \
-        if "kubeletConfiguration" in spec else None
 
-    template: str | None = None
+def _node_settings(ctx: Ctx, spec: Mapping[str, Any], templates: Mapping[str, TemplateDoc]) -> tuple[bool, str | None]:
+    """Where the pool's node settings are: (found, the referenced AWSNodeTemplate or None for an inline
+    `spec.provider`); not found reports why on `ctx`."""
+    sp: Path = ("spec",)
     if "provider" in spec and "providerRef" in spec:
         ctx.problem(sp + ("provider",), "set either spec.provider or spec.providerRef, not both")
-        return None
+        return False, None
     if "providerRef" in spec:
         template = _provider_ref(ctx, sp + ("providerRef",), spec["providerRef"], templates)
-    elif "provider" in spec:
-        if ctx.mapping(sp + ("provider",), spec["provider"]) is None:
-            return None
-    else:
-        ctx.problem(sp, "needs spec.providerRef (an AWSNodeTemplate) or spec.provider: the node settings")
+        return template is not None, template
+    if "provider" in spec:
+        return ctx.mapping(sp + ("provider",), spec["provider"]) is not None, None
+    ctx.problem(sp, "needs spec.providerRef (an AWSNodeTemplate) or spec.provider: the node settings")
+    return False, None
 
+
+def _switch_off_library_defaults(body: dict[str, Any]) -> None:
     # The shortcuts that have defaults are switched off (capacityTypes, arch and os cannot be, but a raw
     # requirement on their key replaces them, and every converted pool has one); v1alpha5 had no drain deadline
     # and no limits unless set, so those library defaults are switched off too.
@@ -143,12 +173,6 @@ def convert_provisioner(prov: ProvisionerDoc, templates: Mapping[str, TemplateDo
     for shortcut, key in (("instanceCategories", CATEGORY), ("minGeneration", GENERATION)):
         if key not in keys:  # (with a raw requirement on its key the shortcut is replaced anyway)
             body[shortcut] = None
-    order = ("instanceCategories", "minGeneration", "requirements", "labels", "annotations", "taints",
-             "startupTaints", "expireAfter", "terminationGracePeriod", "disruption", "limits", "weight")
-    ordered = {k: body[k] for k in order if k in body}
-    if "provider" not in spec and template is None:
-        return None
-    return PoolDraft(prov.name, ctx, ordered, template, kubelet)
 
 
 def _disruption(policy: str, after: str) -> dict[str, Any]:

@@ -248,44 +248,15 @@ def schedule(pools: Sequence[Pool], workload: Workload, label_keys: frozenset[st
     overhead = Overhead.of(workload)
     states = {p.name: _PoolState(p, {}) for p in ordered}
     bounds = {p.name: _bound(p.types) for p in ordered}
-    checked: dict[tuple[object, ...], Check] = {}
-    largest: dict[int, tuple[InstanceType, ...]] = {}
+    candidates = _Candidates(ordered, overhead, label_keys)
     nodes: list[_Node] = []
     unschedulable: list[Unschedulable] = []
     pods = sorted((Pod.of(d) for d in workload.deployments if d.replicas),
                   key=lambda p: (-p.cpu, -p.memory, p.deployment))
     for pod in pods:
-        strict: list[tuple[Pool, tuple[InstanceType, ...]]] = []
-        relaxed: list[tuple[Pool, tuple[InstanceType, ...]]] = []
-        refusals: dict[str, Refusal] = {}
-        for pool in ordered:
-            key = (pool.name, pod.selector, tuple(pod.deployment_spec.tolerations))
-            if key not in checked:
-                checked[key] = eligible(pool, pod, label_keys)
-            types, refusal, soft = checked[key]
-            if types is not None:
-                if id(types) not in largest:
-                    largest[id(types)] = largest_first(types)
-                types = fitting(types, pod, overhead, largest[id(types)])
-                refusal = None if types is not None else size_refusal(overhead)
-            if types is None:
-                assert refusal is not None
-                refusals[pool.name] = refusal
-            else:
-                (relaxed if soft else strict).append((pool, types))
-        choices = strict + relaxed
-        allowed = {p.name: t for p, t in choices}
+        choices, refusals = candidates.of(pod)
         wants = dict(pod.selector).get(CAPACITY_TYPE)
-        left = pod.count
-        for node in nodes:
-            if not left:
-                break
-            types = allowed.get(node.pool.name)
-            if types is not None and (wants is None or wants in node.capacity_types):
-                took = _add(node, states[node.pool.name], types, pod, left)
-                if took and wants is not None:
-                    node.capacity_types = (wants,)
-                left -= took
+        left = _fill_open_nodes(nodes, states, {p.name: t for p, t in choices}, pod, wants)
         while left:
             for pool, types in choices:
                 node = _Node(pool, pool.types, overhead.cpu, overhead.memory, overhead.pods,
@@ -301,24 +272,74 @@ def schedule(pools: Sequence[Pool], workload: Workload, label_keys: frozenset[st
                 unschedulable.append(Unschedulable(pod.deployment, left, _reason(refusals),
                                                    {k: v.detail for k, v in refusals.items()}))
                 break
-    results = []
-    for pool in ordered:
-        mine = [n for n in nodes if n.pool is pool]
-        by_type: Counter[tuple[str, tuple[str, ...]]] = Counter()
-        pods_by_type: Counter[tuple[str, tuple[str, ...]]] = Counter()
-        kinds: dict[str, InstanceType] = {}
-        placed: Counter[str] = Counter()
-        for n in mine:
-            assert n.type is not None
-            line_key = (n.type.name, n.capacity_types)
-            by_type[line_key] += 1
-            pods_by_type[line_key] += n.pods - overhead.pods
-            kinds[n.type.name] = n.type
-            placed.update(n.placed)
-        lines = tuple(sorted((NodeLine(kinds[k[0]], c, pods_by_type[k], k[1]) for k, c in by_type.items()),
-                             key=lambda line: (-line.hourly, line.type.name, line.capacity_types)))
-        results.append(PoolResult(pool, lines, dict(placed)))
-    return KarpenterResult(tuple(results), tuple(unschedulable))
+    results = tuple(_pool_result(pool, [n for n in nodes if n.pool is pool], overhead) for pool in ordered)
+    return KarpenterResult(results, tuple(unschedulable))
+
+
+class _Candidates:
+    """The pools a pod may go to, with the types each can give it; eligibility is cached per (pool, selector,
+    tolerations) and each type list's largest-first order per list."""
+
+    def __init__(self, ordered: Sequence[Pool], overhead: Overhead, label_keys: frozenset[str]) -> None:
+        self.ordered, self.overhead, self.label_keys = ordered, overhead, label_keys
+        self.checked: dict[tuple[object, ...], Check] = {}
+        self.largest: dict[int, tuple[InstanceType, ...]] = {}
+
+    def of(self, pod: Pod) -> tuple[list[tuple[Pool, tuple[InstanceType, ...]]], dict[str, Refusal]]:
+        """(pools that fit, strict matches before relaxed ones, in pool order; why each other pool refused)."""
+        strict: list[tuple[Pool, tuple[InstanceType, ...]]] = []
+        relaxed: list[tuple[Pool, tuple[InstanceType, ...]]] = []
+        refusals: dict[str, Refusal] = {}
+        for pool in self.ordered:
+            key = (pool.name, pod.selector, tuple(pod.deployment_spec.tolerations))
+            if key not in self.checked:
+                self.checked[key] = eligible(pool, pod, self.label_keys)
+            types, refusal, soft = self.checked[key]
+            if types is not None:
+                if id(types) not in self.largest:
+                    self.largest[id(types)] = largest_first(types)
+                types = fitting(types, pod, self.overhead, self.largest[id(types)])
+                refusal = None if types is not None else size_refusal(self.overhead)
+            if types is None:
+                assert refusal is not None
+                refusals[pool.name] = refusal
+            else:
+                (relaxed if soft else strict).append((pool, types))
+        return strict + relaxed, refusals
+
+
+def _fill_open_nodes(nodes: Sequence[_Node], states: dict[str, _PoolState],
+                     allowed: dict[str, tuple[InstanceType, ...]], pod: Pod, wants: str | None) -> int:
+    """Put as many of the pod's replicas as fit on the nodes already opened; returns how many are left."""
+    left = pod.count
+    for node in nodes:
+        if not left:
+            break
+        types = allowed.get(node.pool.name)
+        if types is not None and (wants is None or wants in node.capacity_types):
+            took = _add(node, states[node.pool.name], types, pod, left)
+            if took and wants is not None:
+                node.capacity_types = (wants,)
+            left -= took
+    return left
+
+
+def _pool_result(pool: Pool, mine: Sequence[_Node], overhead: Overhead) -> PoolResult:
+    """A pool's nodes grouped by (type, capacity types), dearest first, and its pods per deployment."""
+    by_type: Counter[tuple[str, tuple[str, ...]]] = Counter()
+    pods_by_type: Counter[tuple[str, tuple[str, ...]]] = Counter()
+    kinds: dict[str, InstanceType] = {}
+    placed: Counter[str] = Counter()
+    for n in mine:
+        assert n.type is not None
+        line_key = (n.type.name, n.capacity_types)
+        by_type[line_key] += 1
+        pods_by_type[line_key] += n.pods - overhead.pods
+        kinds[n.type.name] = n.type
+        placed.update(n.placed)
+    lines = tuple(sorted((NodeLine(kinds[k[0]], c, pods_by_type[k], k[1]) for k, c in by_type.items()),
+                         key=lambda line: (-line.hourly, line.type.name, line.capacity_types)))
+    return PoolResult(pool, lines, dict(placed))
 
 
 # --- the fixed node group ----------------------------------------------------------------------------------------

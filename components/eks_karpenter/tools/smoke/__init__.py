@@ -6,7 +6,7 @@ then lets it go; everything it creates is cleaned up.
 the results. Nothing here imports the client until a cluster is actually contacted.
 """
 
-from eks_karpenter.tools.smoke.budgets import Consolidation, consolidation_of
+from eks_karpenter.tools.smoke.budgets import Consolidation, ConsolidationState, consolidation_of
 from eks_karpenter.tools.smoke.config import SmokeSizing, SmokeTimeouts
 from eks_karpenter.tools.smoke.plan import (
     RUN_LABEL,
@@ -22,6 +22,7 @@ from eks_karpenter.tools.smoke.plan import (
 __all__ = [
     "RUN_LABEL",
     "Consolidation",
+    "ConsolidationState",
     "PoolPlan",
     "SmokePlan",
     "SmokePlanError",

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 _MACROS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
@@ -100,13 +101,23 @@ def window_open(schedule: str, duration: str, now: datetime) -> bool:
     return False
 
 
+class ConsolidationState(StrEnum):
+    """Whether Karpenter may remove the empty node now (the values are the report's)."""
+
+    ENABLED = "enabled"
+    DISABLED = "disabled"
+    """consolidateAfter: Never."""
+    BLOCKED = "blocked"
+    """A zero budget for Empty is active now."""
+    MAYBE_BLOCKED = "maybe-blocked"
+    """A zero budget whose window could not be evaluated."""
+
+
 @dataclass(frozen=True)
 class Consolidation:
     """What the pool's disruption settings mean for the empty node the smoke test leaves behind."""
 
-    state: str
-    """`enabled`, `disabled` (consolidateAfter Never), `blocked` (a zero budget for Empty is active now), or
-    `maybe-blocked` (a zero budget whose window could not be evaluated)."""
+    state: ConsolidationState
     policy: str
     consolidate_after: float | None
     """Seconds; None for Never."""
@@ -124,7 +135,7 @@ def consolidation_of(disruption: Mapping[str, Any] | None, now: datetime) -> Con
     after_text = str(disruption.get("consolidateAfter", "0s"))
     after = parse_duration(after_text)
     if after is None:
-        return Consolidation("disabled", policy, None, "consolidateAfter: Never")
+        return Consolidation(ConsolidationState.DISABLED, policy, None, "consolidateAfter: Never")
     budgets: Sequence[Mapping[str, Any]] = disruption.get("budgets") or [{"nodes": "10%"}]
     maybe = ""
     for i, budget in enumerate(budgets):
@@ -134,13 +145,13 @@ def consolidation_of(disruption: Mapping[str, Any] | None, now: datetime) -> Con
         schedule, duration = budget.get("schedule"), budget.get("duration")
         where = f"budgets[{i}] nodes: {budget.get('nodes')!r}"
         if not schedule:
-            return Consolidation("blocked", policy, after, f"{where} (no schedule: always)")
+            return Consolidation(ConsolidationState.BLOCKED, policy, after, f"{where} (no schedule: always)")
         try:
             if window_open(str(schedule), str(duration or "0s"), now):
-                return Consolidation("blocked", policy, after,
+                return Consolidation(ConsolidationState.BLOCKED, policy, after,
                                      f"{where}, window {schedule!r} for {duration} is open now")
         except ValueError as exc:
             maybe = f"{where}, schedule {schedule!r}: {exc}"
     if maybe:
-        return Consolidation("maybe-blocked", policy, after, maybe)
-    return Consolidation("enabled", policy, after, f"consolidateAfter: {after_text}")
+        return Consolidation(ConsolidationState.MAYBE_BLOCKED, policy, after, maybe)
+    return Consolidation(ConsolidationState.ENABLED, policy, after, f"consolidateAfter: {after_text}")

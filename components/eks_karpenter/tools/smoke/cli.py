@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from eks_karpenter.tools.project import load_project, program_root, validated_stack_config
 from eks_karpenter.tools.smoke.config import PHASES, SmokeTimeouts
 
 
@@ -61,20 +62,8 @@ def add_parser(sub: Any) -> None:
                                 f"{getattr(defaults, phase):g})")
 
 
-def _project_root(program: Path | None) -> Path:
-    from eks_karpenter.tools.cli import DEFAULTS
-
-    return Path(program or DEFAULTS["program"] or Path.cwd()).resolve()
-
-
 def _stack_config(stack: str, program: Path | None = None) -> Any:
-    from eks_karpenter.config.stack import load_stack_config
-    from eks_karpenter.tools.engine.runner import ProgramProject, read_stack_config
-
-    project = ProgramProject.load(_project_root(program))
-    path = project.stack_file(stack)
-    return load_stack_config(read_stack_config(path, project.name), str(path.relative_to(project.root)),
-                             project=project.name)
+    return validated_stack_config(load_project(program), stack)
 
 
 def _pulumi_kubeconfig(stack: str, program: Path | None = None) -> dict[str, Any]:
@@ -84,7 +73,7 @@ def _pulumi_kubeconfig(stack: str, program: Path | None = None) -> dict[str, Any
         raise KubeError("no kubeconfig: the stack's `kubeconfig` output is read with the Pulumi CLI, which is not "
                         "installed here; pass --kubeconfig FILE or --context NAME")
     cmd = ["pulumi", "stack", "output", "--json", "--show-secrets", "kubeconfig", "--stack", stack]
-    done = subprocess.run(cmd, cwd=_project_root(program), capture_output=True, text=True, check=False)
+    done = subprocess.run(cmd, cwd=program_root(program).resolve(), capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise KubeError(f"`{' '.join(cmd)}` failed: {done.stderr.strip()}")
     value = json.loads(done.stdout)

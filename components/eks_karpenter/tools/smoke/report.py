@@ -29,7 +29,7 @@ def _detail(r: PoolResult, m: str) -> str:
 
 
 def _rows(r: PoolResult) -> list[tuple[str, str, str, str]]:
-    rows = [(m, f"{at:.0f}s", f"{took:.0f}s", _detail(r, m)) for m, at, took in r.durations()]
+    rows = [(str(m), f"{at:.0f}s", f"{took:.0f}s", _detail(r, m)) for m, at, took in r.durations()]
     if r.status == "failed" and r.phase:
         rows.append((r.phase, "-", "-", f"STALLED: {r.error}"))
     elif r.gone_outcome and "node gone" not in r.milestones:

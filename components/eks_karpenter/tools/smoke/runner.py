@@ -12,20 +12,42 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from eks_karpenter.quantities import cpu_millis
-from eks_karpenter.tools.smoke.budgets import Consolidation, consolidation_of
+from eks_karpenter.tools.smoke.budgets import Consolidation, ConsolidationState, consolidation_of
 from eks_karpenter.tools.smoke.config import SmokeTimeouts
 from eks_karpenter.tools.smoke.kube import KubeApi, KubeError
 from eks_karpenter.tools.smoke.plan import NODEPOOL, RUN_LABEL, PoolPlan, SmokePlan, sized_above
 
-MILESTONES = ("pod created", "NodeClaim created", "NodeClaim launched", "node Ready", "pod Running",
-              "scaled to zero", "node gone")
-"""What is recorded per pool, in order (seconds since the run started)."""
 
-PHASE_OF = {"pod created": "nodeclaim", "NodeClaim created": "nodeclaim", "NodeClaim launched": "launched",
-            "node Ready": "ready", "pod Running": "running", "node gone": "gone"}
+class Status(StrEnum):
+    """Where a pool's run stands: running until it passes the last milestone (`ok`) or fails one."""
+
+    RUNNING = "running"
+    OK = "ok"
+    FAILED = "failed"
+
+
+class Milestone(StrEnum):
+    """What is recorded per pool, in this order (seconds since the run started); the values are the report's."""
+
+    POD_CREATED = "pod created"
+    CLAIM_CREATED = "NodeClaim created"
+    CLAIM_LAUNCHED = "NodeClaim launched"
+    NODE_READY = "node Ready"
+    POD_RUNNING = "pod Running"
+    SCALED_TO_ZERO = "scaled to zero"
+    NODE_GONE = "node gone"
+
+
+MILESTONES = tuple(Milestone)
+"""Every milestone, in order."""
+
+PHASE_OF = {Milestone.POD_CREATED: "nodeclaim", Milestone.CLAIM_CREATED: "nodeclaim",
+            Milestone.CLAIM_LAUNCHED: "launched", Milestone.NODE_READY: "ready", Milestone.POD_RUNNING: "running",
+            Milestone.NODE_GONE: "gone"}
 """The time limit (a `SmokeTimeouts` field) that bounds reaching each milestone."""
 
 MAX_POLL_FAILURES = 5
@@ -73,9 +95,9 @@ class Settings:
 class PoolResult:
     pool: str
     plan: PoolPlan
-    status: str = "running"
+    status: Status = Status.RUNNING
     """`ok`, or `failed` (see `phase` and `error`)."""
-    milestones: dict[str, float] = field(default_factory=dict)
+    milestones: dict[Milestone, float] = field(default_factory=dict)
     phase: str | None = None
     """The milestone that was not reached, when failed."""
     error: str | None = None
@@ -101,9 +123,9 @@ class PoolResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == Status.OK
 
-    def durations(self) -> list[tuple[str, float, float]]:
+    def durations(self) -> list[tuple[Milestone, float, float]]:
         """(milestone, seconds since start, seconds since the previous milestone)."""
         out, previous = [], 0.0
         for name in MILESTONES:
@@ -173,11 +195,11 @@ class Runner:
             self.api.create_namespace(self.plan.namespace_manifest())
             self.log(f"created namespace {self.plan.namespace}")
             for r in self.results:
-                if r.status == "running":
+                if r.status == Status.RUNNING:
                     self.api.create_deployment(r.deployment)
                     r.deadline = self.elapsed() + self.settings.timeouts.nodeclaim
             failures = 0
-            while any(r.status == "running" for r in self.results):
+            while any(r.status == Status.RUNNING for r in self.results):
                 try:
                     self._poll()
                     failures = 0
@@ -186,13 +208,13 @@ class Runner:
                     self.log(f"poll failed ({failures}/{MAX_POLL_FAILURES}): {exc}")
                     if failures >= MAX_POLL_FAILURES:
                         raise
-                if any(r.status == "running" for r in self.results):
+                if any(r.status == Status.RUNNING for r in self.results):
                     self.settings.sleep(self.settings.poll)
         except KeyboardInterrupt:
             result.interrupted = True
             for r in self.results:
-                if r.status == "running":
-                    r.status, r.error = "failed", "interrupted"
+                if r.status == Status.RUNNING:
+                    r.status, r.error = Status.FAILED, "interrupted"
                     r.phase = self._next_milestone(r)
         finally:
             result.cleanup = self._cleanup()
@@ -203,7 +225,7 @@ class Runner:
         for r in self.results:
             live = self.api.get_nodepool(r.pool)
             if live is None:
-                self._fail(r, "pod created", f"NodePool {r.pool!r} does not exist in the cluster "
+                self._fail(r, Milestone.POD_CREATED, f"NodePool {r.pool!r} does not exist in the cluster "
                                                    "(was `pulumi up` applied to this stack?)")
                 continue
             ready = _condition(live, "Ready")
@@ -244,62 +266,83 @@ class Runner:
         pods = self.api.list_pods(self.plan.namespace, f"{RUN_LABEL}={self.plan.run_id}")
         claims = self.api.list_nodeclaims()
         for r in self.results:
-            if r.status != "running":
+            if r.status != Status.RUNNING:
                 continue
             pod = next((p for p in pods if p["metadata"].get("labels", {}).get("eks-karpenter.dev/smoke-pool")
                         == r.pool), None)
             self._advance(r, pod, claims)
-            if r.status == "running" and self.elapsed() > r.deadline:
+            if r.status == Status.RUNNING and self.elapsed() > r.deadline:
                 self._stalled(r, claims)
 
-    def _mark(self, r: PoolResult, milestone: str, at: float) -> None:
+    def _mark(self, r: PoolResult, milestone: Milestone, at: float) -> None:
         r.milestones[milestone] = at
         self.log(f"{r.pool}: {milestone} at {at:.1f}s")
         following = MILESTONES[MILESTONES.index(milestone) + 1:]
         nxt = next((m for m in following if m in PHASE_OF), None)
         if nxt is not None:
             limit = getattr(self.settings.timeouts, PHASE_OF[nxt])
-            if nxt == "node gone":
+            if nxt == Milestone.NODE_GONE:
                 limit += (r.consolidation.consolidate_after or 0.0) if r.consolidation else 0.0
             r.deadline = at + limit
 
     def _advance(self, r: PoolResult, pod: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> None:
-        m = r.milestones
-        if "pod created" not in m:
-            if pod is None:
-                return
-            r.pod = pod["metadata"]["name"]
-            self._mark(r, "pod created", self.elapsed())
+        """Record every milestone this poll shows, in order; stop at the first not reached yet (or failed)."""
+        if not (self._pod_created(r, pod) and self._follow_binding(r, pod, claims)
+                and self._claim_created(r, claims)):
+            return
+        claim = self._tracked_claim(r, claims)
+        if self._claim_launched(r, claim) and self._node_ready(r, claim) and self._pod_running(r, pod):
+            self._node_gone(r)
+
+    def _pod_created(self, r: PoolResult, pod: Mapping[str, Any] | None) -> bool:
+        if Milestone.POD_CREATED in r.milestones:
+            return True
+        if pod is None:
+            return False
+        r.pod = pod["metadata"]["name"]
+        self._mark(r, Milestone.POD_CREATED, self.elapsed())
+        return True
+
+    def _follow_binding(self, r: PoolResult, pod: Mapping[str, Any] | None,
+                        claims: Sequence[Mapping[str, Any]]) -> bool:
+        """The pod's node says which NodeClaim was launched for it (another workload's new claim may have been
+        picked up first); a node that is no new claim's means nothing was launched for it: the pool fails."""
         bound = (pod or {}).get("spec", {}).get("nodeName")
-        if bound and "pod Running" not in m:
-            # The pod's node says which NodeClaim was launched for it (another workload's new claim may have
-            # been picked up first); a node that is no new claim's means nothing was launched for it.
-            owner = next((c for c in claims if (c.get("status") or {}).get("nodeName") == bound), None)
-            if owner is None or owner["metadata"]["name"] in r.existing_claims:
-                self._fail(r, "NodeClaim created" if "NodeClaim created" not in m else "pod Running",
-                           f"the pod was scheduled on existing node {bound}: the pool had room, so no node was "
-                           "launched for it")
-                return
-            if r.nodeclaim and owner["metadata"]["name"] != r.nodeclaim:
-                r.notes.append(f"the pod went to NodeClaim {owner['metadata']['name']}, not {r.nodeclaim}")
-            r.nodeclaim = owner["metadata"]["name"]
-        if "NodeClaim created" not in m:
+        if not bound or Milestone.POD_RUNNING in r.milestones:
+            return True
+        owner = next((c for c in claims if (c.get("status") or {}).get("nodeName") == bound), None)
+        if owner is None or owner["metadata"]["name"] in r.existing_claims:
+            missed = Milestone.CLAIM_CREATED if Milestone.CLAIM_CREATED not in r.milestones else Milestone.POD_RUNNING
+            self._fail(r, missed, f"the pod was scheduled on existing node {bound}: the pool had room, so no node "
+                       "was launched for it")
+            return False
+        if r.nodeclaim and owner["metadata"]["name"] != r.nodeclaim:
+            r.notes.append(f"the pod went to NodeClaim {owner['metadata']['name']}, not {r.nodeclaim}")
+        r.nodeclaim = owner["metadata"]["name"]
+        return True
+
+    def _claim_created(self, r: PoolResult, claims: Sequence[Mapping[str, Any]]) -> bool:
+        if Milestone.CLAIM_CREATED not in r.milestones:
             claim = self._claim_for(r, claims)
             if claim is None:
-                return
+                return False
             r.nodeclaim = claim["metadata"]["name"]
-            self._mark(r, "NodeClaim created", self.elapsed())
-        elif "NodeClaim launched" not in m and len(new := self._new_claims(r, claims)) > 1:
+            self._mark(r, Milestone.CLAIM_CREATED, self.elapsed())
+        elif Milestone.CLAIM_LAUNCHED not in r.milestones and len(new := self._new_claims(r, claims)) > 1:
             # Another workload's claim may have been taken for ours: follow the pod's nomination.
             nominated = self._nominated(r, new)
             if nominated is not None and nominated["metadata"]["name"] != r.nodeclaim:
                 r.notes.append(f"following NodeClaim {nominated['metadata']['name']} (the pod was nominated for it), "
                                f"not {r.nodeclaim}")
                 r.nodeclaim = nominated["metadata"]["name"]
+        return True
+
+    def _tracked_claim(self, r: PoolResult, claims: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+        """The pool's NodeClaim as this poll sees it; when it vanished before launching, the retry's."""
         claim = next((c for c in claims if c["metadata"]["name"] == r.nodeclaim), None)
         if claim is not None:
             r.last_claim = claim
-        elif "NodeClaim launched" not in m and r.last_claim is not None:
+        elif Milestone.CLAIM_LAUNCHED not in r.milestones and r.last_claim is not None:
             # Karpenter deletes a claim whose launch failed (insufficient capacity) and tries again with another.
             r.notes.append(f"NodeClaim {r.nodeclaim} was deleted before it launched"
                            + "".join(f"; {line}" for line in _claim_problems(r.last_claim)))
@@ -309,37 +352,52 @@ class Runner:
             if retry is not None:
                 r.nodeclaim = retry["metadata"]["name"]
                 claim = retry
-        if "NodeClaim launched" not in m:
-            if claim is None or not _is_true(claim, "Launched"):
-                return
-            labels = claim["metadata"].get("labels", {})
-            r.instance_type = labels.get("node.kubernetes.io/instance-type")
-            r.capacity_type = labels.get("karpenter.sh/capacity-type")
-            r.zone = labels.get("topology.kubernetes.io/zone")
-            self._mark(r, "NodeClaim launched", self.elapsed())
-        if "node Ready" not in m:
-            name = ((claim or {}).get("status") or {}).get("nodeName")
-            node = self.api.get_node(name) if name else None
-            if node is None or not _is_true(node, "Ready"):
-                return
-            r.node = name
-            self._mark(r, "node Ready", self.elapsed())
-        if "pod Running" not in m:
-            if pod is None or (pod.get("status") or {}).get("phase") != "Running":
-                return
-            on = pod.get("spec", {}).get("nodeName")
-            if on != r.node:
-                self._fail(r, "pod Running", f"the pod runs on node {on}, not on {r.node} launched for it")
-                return
-            self._mark(r, "pod Running", self.elapsed())
-            self.api.scale_deployment(self.plan.namespace, r.plan.deployment["metadata"]["name"], 0)
-            self._mark(r, "scaled to zero", self.elapsed())
-            self._after_scale_down(r)
-            return
-        if "node gone" not in m and r.node and self.api.get_node(r.node) is None:
+        return claim
+
+    def _claim_launched(self, r: PoolResult, claim: Mapping[str, Any] | None) -> bool:
+        if Milestone.CLAIM_LAUNCHED in r.milestones:
+            return True
+        if claim is None or not _is_true(claim, "Launched"):
+            return False
+        labels = claim["metadata"].get("labels", {})
+        r.instance_type = labels.get("node.kubernetes.io/instance-type")
+        r.capacity_type = labels.get("karpenter.sh/capacity-type")
+        r.zone = labels.get("topology.kubernetes.io/zone")
+        self._mark(r, Milestone.CLAIM_LAUNCHED, self.elapsed())
+        return True
+
+    def _node_ready(self, r: PoolResult, claim: Mapping[str, Any] | None) -> bool:
+        if Milestone.NODE_READY in r.milestones:
+            return True
+        name = ((claim or {}).get("status") or {}).get("nodeName")
+        node = self.api.get_node(name) if name else None
+        if node is None or not _is_true(node, "Ready"):
+            return False
+        r.node = name
+        self._mark(r, Milestone.NODE_READY, self.elapsed())
+        return True
+
+    def _pod_running(self, r: PoolResult, pod: Mapping[str, Any] | None) -> bool:
+        """True once the pod ran on its node earlier; the poll that sees it running scales it to zero and stops."""
+        if Milestone.POD_RUNNING in r.milestones:
+            return True
+        if pod is None or (pod.get("status") or {}).get("phase") != "Running":
+            return False
+        on = pod.get("spec", {}).get("nodeName")
+        if on != r.node:
+            self._fail(r, Milestone.POD_RUNNING, f"the pod runs on node {on}, not on {r.node} launched for it")
+            return False
+        self._mark(r, Milestone.POD_RUNNING, self.elapsed())
+        self.api.scale_deployment(self.plan.namespace, r.plan.deployment["metadata"]["name"], 0)
+        self._mark(r, Milestone.SCALED_TO_ZERO, self.elapsed())
+        self._after_scale_down(r)
+        return False
+
+    def _node_gone(self, r: PoolResult) -> None:
+        if Milestone.NODE_GONE not in r.milestones and r.node and self.api.get_node(r.node) is None:
             r.gone_outcome = r.gone_outcome or "removed by consolidation"
-            self._mark(r, "node gone", self.elapsed())
-            r.status = "ok"
+            self._mark(r, Milestone.NODE_GONE, self.elapsed())
+            r.status = Status.OK
 
     def _new_claims(self, r: PoolResult, claims: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         return [c for c in claims if c["metadata"].get("labels", {}).get(NODEPOOL) == r.pool
@@ -369,14 +427,14 @@ class Runner:
     def _after_scale_down(self, r: PoolResult) -> None:
         # Budgets' windows are evaluated again now: one may have opened or closed since the run started.
         c = r.consolidation = consolidation_of(r.disruption, self.settings.now())
-        if c is None or c.state == "enabled":
+        if c is None or c.state == ConsolidationState.ENABLED:
             return
-        if c.state == "maybe-blocked":
+        if c.state == ConsolidationState.MAYBE_BLOCKED:
             r.notes.append(f"consolidation may be blocked by a budget ({c.detail}); waiting for it")
             return
-        r.gone_outcome = "consolidation disabled" if c.state == "disabled" else "blocked by a budget"
+        r.gone_outcome = "consolidation disabled" if c.state == ConsolidationState.DISABLED else "blocked by a budget"
         r.notes.append(f"{r.gone_outcome} ({c.detail}): not waiting for the node to go")
-        r.status = "ok"
+        r.status = Status.OK
         if self.settings.remove_kept_nodes and r.node and r.nodeclaim:
             self._remove_node(r)
 
@@ -396,11 +454,12 @@ class Runner:
         self.api.delete_nodeclaim(r.nodeclaim)
         r.notes.append(f"deleted NodeClaim {r.nodeclaim} so its instance does not run on")
 
-    def _next_milestone(self, r: PoolResult) -> str:
-        return next((m for m in MILESTONES if m not in r.milestones and m != "scaled to zero"), "node gone")
+    def _next_milestone(self, r: PoolResult) -> Milestone:
+        return next((m for m in MILESTONES if m not in r.milestones and m != Milestone.SCALED_TO_ZERO),
+                    Milestone.NODE_GONE)
 
-    def _fail(self, r: PoolResult, milestone: str, error: str) -> None:
-        r.status, r.phase, r.error = "failed", milestone, error
+    def _fail(self, r: PoolResult, milestone: Milestone, error: str) -> None:
+        r.status, r.phase, r.error = Status.FAILED, milestone, error
         self.log(f"{r.pool}: FAILED at {milestone}: {error}")
         if r.milestones:  # stop asking for capacity: a pending pod would keep Karpenter launching
             self.api.scale_deployment(self.plan.namespace, r.plan.deployment["metadata"]["name"], 0)
@@ -412,18 +471,18 @@ class Runner:
 
     def _stalled(self, r: PoolResult, claims: Sequence[Mapping[str, Any]]) -> None:
         milestone = self._next_milestone(r)
-        if milestone == "node gone" and r.node and (foreign := self._foreign_pods(r.node)):
+        if milestone == Milestone.NODE_GONE and r.node and (foreign := self._foreign_pods(r.node)):
             # Not empty, so not Karpenter's to remove: the launch was proven, and the node is in use.
-            r.status, r.gone_outcome = "ok", "kept: runs other pods"
+            r.status, r.gone_outcome = Status.OK, "kept: runs other pods"
             r.notes.append(f"node {r.node} was not removed: other workloads' pods moved onto it "
                            f"({', '.join(foreign[:3])})")
             return
         phase = PHASE_OF.get(milestone, "gone")
         limit = getattr(self.settings.timeouts, phase)
-        if milestone == "node gone" and r.consolidation and r.consolidation.consolidate_after:
+        if milestone == Milestone.NODE_GONE and r.consolidation and r.consolidation.consolidate_after:
             why = (f"node {r.node} still there {limit:g}s after consolidateAfter "
                    f"({r.consolidation.consolidate_after:g}s)")
-            if r.consolidation.state == "maybe-blocked":
+            if r.consolidation.state == ConsolidationState.MAYBE_BLOCKED:
                 why += f"; {r.consolidation.detail}"
         else:
             why = f"no {milestone} within {limit:g}s"
