@@ -28,10 +28,10 @@ def required_expressions(values: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for t in terms["nodeSelectorTerms"] for e in t["matchExpressions"]]
 
 
-def test_controller_on_an_existing_cluster_schedules_on_plain_nodes() -> None:
+def test_controller_on_an_existing_cluster_runs_on_the_named_stable_group() -> None:
     values = controller_values(plan_stack("brownfield"))
     assert required_expressions(values) == [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]
-    assert values["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    assert values["nodeSelector"] == {"kubernetes.io/os": "linux", "eks.amazonaws.com/nodegroup": "core"}
 
 
 def test_controller_on_a_created_cluster_still_requires_the_system_group() -> None:
@@ -112,9 +112,12 @@ def test_cli_prints_the_refusal_as_one_clean_error(monkeypatch: pytest.MonkeyPat
 
 def test_existing_node_security_groups_are_attached_alongside_the_cluster_group() -> None:
     doc = plan_stack("brownfield")
+    cluster_sg = engine_mocks._invoke(GET_CLUSTER, {"name": "legacy-cas"}, "us-west-2")["vpcConfig"][
+        "clusterSecurityGroupId"]
     for node_class in doc.by_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"):
+        # The adopted cluster's own group by ID (it is not tagged), then the existing nodes' groups.
         assert node_class.inputs["spec"]["securityGroupSelectorTerms"] == [
-            {"tags": {"karpenter.sh/discovery": "legacy-cas"}}, {"id": "sg-0a1b2c3d4e5f60718"}]
+            {"id": cluster_sg}, {"id": "sg-0a1b2c3d4e5f60718"}]
 
 
 @pytest.mark.parametrize(("stack", "cluster", "path", "fragment"), [

@@ -19,12 +19,13 @@ from eks_karpenter.config.running import locate_stack_file, read_stack_config
 from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.cluster import Cluster
-from eks_karpenter.platform.cluster.component import lookup_existing_cluster
 from eks_karpenter.platform.cluster.rules import version_warnings
 from eks_karpenter.platform.iam import KarpenterIam, NodeRole, iam_name
 from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
+from eks_karpenter.platform.migration import Migration, with_opt_in_taint
+from eks_karpenter.platform.migration.component import LegacyGroupFacts
 from eks_karpenter.platform.namespaces import Namespaces, platform_namespaces
 from eks_karpenter.platform.network import Network
 from eks_karpenter.platform.nodepool import (
@@ -35,8 +36,10 @@ from eks_karpenter.platform.nodepool import (
     scheduling_for,
     warnings_for,
 )
-from eks_karpenter.platform.nodepool.config import NodeClassConfig, SecurityGroupSelectorTerm
+from eks_karpenter.platform.nodepool.config import NodeClassConfig, SecurityGroupSelectorTerm, SubnetSelectorTerm
 from eks_karpenter.platform.nth import NodeTerminationHandler
+from eks_karpenter.platform.preflight.facts import NodeGroup
+from eks_karpenter.platform.preflight.lookup import run_preflight, warn_unchecked
 
 
 def today() -> date:
@@ -56,9 +59,16 @@ def build_platform(cfg: StackConfig) -> None:
 
     project = pulumi.get_project()  # errors name the keys as the user's stack file spells them
     _, source = locate_stack_file(project, pulumi.get_stack())
-    # An existing cluster is looked up before anything is registered: if it cannot take Karpenter's nodes, the
-    # error leaves nothing half-created.
-    existing = lookup_existing_cluster(name, source, (f"{project}:cluster",)) if cfg.cluster.existing else None
+    # An existing cluster is looked up and checked before anything is registered: a refusal (nodes that could
+    # never join, an API the deployer cannot reach, a release or CRDs in the way) leaves nothing half-created.
+    existing, facts = run_preflight(cfg, source, project, pulumi.get_stack()) if cfg.cluster.existing \
+        else (None, None)
+    warn_unchecked(cfg)
+    # Resources another tool owns get no tags unless the stack asks: adopted subnets and an adopted cluster's
+    # security group are selected by ID instead.
+    adopted_subnets = cfg.network.adopting and not cfg.network.write_discovery_tags
+    cluster_sg = existing.vpc_config.cluster_security_group_id \
+        if existing is not None and not cfg.network.write_discovery_tags else None
 
     network = Network("network", {"clusterName": name, "config": cfg.network, "tags": stack_tags}, opts=stateful)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
@@ -78,6 +88,7 @@ def build_platform(cfg: StackConfig) -> None:
         "lookupOidcProvider": kcfg.identity == "irsa", "deletionProtection": cfg.protect,
         "providerCredentials": cfg.access.provider_credentials, "source": source,
         "configPath": (f"{project}:cluster",), "existingCluster": existing,
+        "tagSecurityGroup": cluster_sg is None,
     }, opts=stateful)
 
     # People, CI roles and consumer stacks' deploy roles: access entries with access-policy associations.
@@ -140,17 +151,32 @@ def build_platform(cfg: StackConfig) -> None:
     for node_class in cfg.node_classes:
         if kcfg.node_role.instance_profile and not (node_class.role or node_class.instance_profile):
             node_class = node_class.model_copy(update={"instance_profile": node_role_name})
-        node_class = with_node_security_groups(node_class, name, cfg.cluster.node_security_group_ids)
+        if adopted_subnets and node_class.subnet_selector_terms is None:
+            node_class = node_class.model_copy(update={"subnet_selector_terms": [
+                SubnetSelectorTerm(id=subnet) for _, subnet in sorted((cfg.network.private_subnet_ids or {}).items())]})
+        node_class = with_node_security_groups(node_class, name, cfg.cluster.node_security_group_ids, cluster_sg)
         classes[node_class.name] = NodeClass(
             f"nodeclass-{node_class.name}",
             {"manifest": render_node_class(node_class, name, node_role_name, stack_tags)},
             opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[karpenter.controller],
                                         custom_timeouts=finalized))
-    for pool in cfg.node_pools:
-        NodePool(f"nodepool-{pool.name}", {"manifest": render_node_pool(pool)},
-                 opts=pulumi.ResourceOptions(parent=karpenter,
-                                             depends_on=[karpenter.controller, classes[pool.node_class]],
-                                             custom_timeouts=finalized))
+    pools = [with_opt_in_taint(pool, cfg.migration) for pool in cfg.node_pools]
+    registered: list[pulumi.Resource] = []
+    for pool in pools:
+        registered.append(NodePool(
+            f"nodepool-{pool.name}", {"manifest": render_node_pool(pool)},
+            opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[karpenter.controller, classes[pool.node_class]],
+                                        custom_timeouts=finalized)))
+
+    if cfg.migration is not None and facts is not None:
+        # Cluster Autoscaler steps back only once Karpenter and its pools are in place.
+        pulumi.export("migration", migration_output(cfg))
+        Migration("migration", {
+            "config": cfg.migration, "clusterName": name, "after": [karpenter.controller, *registered],
+            "nodeGroups": {n: LegacyGroupFacts(nodeRoleArn=g.node_role_arn, subnetIds=list(g.subnet_ids),
+                                               desiredSize=g.desired_size)
+                           for n, g in facts.node_groups.items() if isinstance(g, NodeGroup)},
+        }, opts=in_cluster)
 
     if cfg.node_termination_handler.enabled:
         NodeTerminationHandler("node-termination-handler", {
@@ -174,7 +200,7 @@ def build_platform(cfg: StackConfig) -> None:
     pulumi.export("karpenterVersion", karpenter.version)
     pulumi.export("interruptionQueueName", queue.queue_name if queue else None)
     pulumi.export("nodePools", [p.name for p in cfg.node_pools])
-    pulumi.export("workloadScheduling", {p.name: scheduling_for(p) for p in cfg.node_pools})
+    pulumi.export("workloadScheduling", {p.name: scheduling_for(p) for p in pools})
     pulumi.export("accessPrincipals", [e.principal_arn for e in access_entries(cfg.access)] if access else [])
     pulumi.export("teamNamespaces", {team.name: list(team.namespaces) for team in cfg.access.teams})
     pulumi.export("vpcId", network.vpc_id)
@@ -183,14 +209,26 @@ def build_platform(cfg: StackConfig) -> None:
     pulumi.export("discoveryTagValue", network.discovery_tag_value)
 
 
-def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str,
-                              group_ids: list[str]) -> NodeClassConfig:
-    """The class with the existing nodes' security groups added, by id, to its selector terms (the discovery
-    tag when it sets none), so Karpenter's nodes get them alongside the cluster security group."""
-    if not group_ids:
+def migration_output(cfg: StackConfig) -> dict[str, object]:
+    """What `smoke --phase` checks the cluster against: the phase, Cluster Autoscaler's Deployment and the replicas
+    it should run, and how old a Pending pod may get."""
+    assert cfg.migration is not None
+    m, ca = cfg.migration, cfg.migration.cluster_autoscaler
+    return {"phase": m.phase, "clusterAutoscaler": {"namespace": ca.namespace, "name": ca.name,
+                                                    "replicas": m.autoscaler_replicas},
+            "nodePools": [p.name for p in cfg.node_pools], "pendingPodsMaxAge": m.pending_pods_max_age}
+
+
+def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str, group_ids: list[str],
+                              cluster_sg: str | None = None) -> NodeClassConfig:
+    """The class with the existing nodes' security groups added, by id, to its selector terms, so Karpenter's
+    nodes get them alongside the cluster security group. A class that sets no terms selects the cluster security
+    group by the discovery tag, or by `cluster_sg`'s ID (an adopted cluster's group, which is left untagged)."""
+    if not group_ids and (cluster_sg is None or node_class.security_group_selector_terms):
         return node_class
-    terms = list(node_class.security_group_selector_terms or
-                 [SecurityGroupSelectorTerm(tags=tags.discovery_tags(cluster_name))])
+    default = SecurityGroupSelectorTerm(id=cluster_sg) if cluster_sg else \
+        SecurityGroupSelectorTerm(tags=tags.discovery_tags(cluster_name))
+    terms = list(node_class.security_group_selector_terms or [default])
     have = {t.id for t in terms}
     terms += [SecurityGroupSelectorTerm(id=sg) for sg in group_ids if sg not in have]
     return node_class.model_copy(update={"security_group_selector_terms": terms})
