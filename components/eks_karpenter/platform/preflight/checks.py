@@ -30,6 +30,8 @@ class OurRelease:
     resource_name: str
     parent_urn: str
     key: Path
+    value: object
+    """The value at `key` (the namespace; `enabled: true` for the node termination handler)."""
     alternative: str = ""
 
 
@@ -107,7 +109,7 @@ def _releases(found: InCluster, ours: list[OurRelease], marker: str) -> list[Iss
                 what = f"a second copy in {want.namespace} would act on the same nodes"
             issues.append(Issue(want.key, f"a Helm release {release.namespace}/{release.name} (status "
                                 f"{release.status}) already exists and this stack does not manage it: {what}; {fix}",
-                                want.namespace, has_value=False))
+                                want.value))
     return issues
 
 

@@ -3,6 +3,7 @@ through `in_cluster_lookup` (the offline plan answers it too; a real run asks th
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pulumi
@@ -24,14 +25,14 @@ def our_releases(cfg: StackConfig, project: str, stack: str) -> list[OurRelease]
     karpenter_urn = f"urn:pulumi:{stack}::{project}::eks-karpenter:index:Karpenter::karpenter"
     ns = cfg.karpenter.namespace
     at_ns = (f"{project}:karpenter", "namespace")
-    out = [OurRelease(ns, CRD_RELEASE, release, "karpenter-crd", karpenter_urn, at_ns),
-           OurRelease(ns, CONTROLLER_RELEASE, release, "karpenter-controller", karpenter_urn, at_ns)]
+    out = [OurRelease(ns, CRD_RELEASE, release, "karpenter-crd", karpenter_urn, at_ns, ns),
+           OurRelease(ns, CONTROLLER_RELEASE, release, "karpenter-controller", karpenter_urn, at_ns, ns)]
     nth = cfg.node_termination_handler
     if nth.enabled:
         out.append(OurRelease(
             nth.namespace, RELEASE_NAME, release, "node-termination-handler-release",
             f"urn:pulumi:{stack}::{project}::eks-karpenter:index:NodeTerminationHandler::node-termination-handler",
-            (f"{project}:nodeTerminationHandler", "enabled"),
+            (f"{project}:nodeTerminationHandler", "enabled"), True,
             alternative=" (or keep yours: set nodeTerminationHandler.enabled: false)"))
     return out
 
@@ -83,7 +84,7 @@ def _node_groups(cfg: StackConfig) -> dict[str, NodeGroup | str]:
         try:
             group = aws.eks.get_node_group(cluster_name=cfg.cluster.name, node_group_name=name)
         except Exception as exc:  # an invoke error: the group does not exist, or may not be read
-            out[name] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            out[name] = _reason(exc)
             continue
         scaling = group.scaling_configs[0]
         out[name] = NodeGroup(name=name, capacity_type=group.capacity_type, min_size=scaling.min_size,
@@ -91,6 +92,12 @@ def _node_groups(cfg: StackConfig) -> dict[str, NodeGroup | str]:
                               node_role_arn=group.node_role_arn, subnet_ids=tuple(group.subnet_ids),
                               status=group.status)
     return out
+
+
+def _reason(exc: Exception) -> str:
+    """The provider's reason, without the SDK's wrapping (`invoke of <token> failed: <reason> (<property>)`)."""
+    text = (str(exc) or type(exc).__name__).splitlines()[0]
+    return re.sub(r"^invoke of \S+ failed: ", "", text).removesuffix(" ()")
 
 
 def warn_unchecked(cfg: StackConfig) -> None:

@@ -13,7 +13,7 @@ from eks_karpenter.platform.preflight.facts import IN_CLUSTER_TOKEN
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
 from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
 
-__all__ = ["ACCOUNT_ID", "CapturingMonitor", "PlanMocks", "PlanReferenceError", "digest", "partition"]
+__all__ = ["ACCOUNT_ID", "CapturingMonitor", "LookupFailed", "PlanMocks", "PlanReferenceError", "digest", "partition"]
 
 
 class PlanReferenceError(Exception):
@@ -24,6 +24,10 @@ class PlanReferenceError(Exception):
         super().__init__(f"no offline outputs for stack reference {ref!r} ({hint}); pass the platform's "
                          "project with --platform DIR (its offline plan answers <org>/<project>/<stack>), or its "
                          "outputs with --stack-outputs FILE")
+
+
+class LookupFailed(Exception):
+    """Raised by an `invoke_results` answer: the look-up fails as the provider would fail it."""
 
 
 class PlanMocks(pulumi.runtime.Mocks):
@@ -45,7 +49,10 @@ class PlanMocks(pulumi.runtime.Mocks):
         return provider_state(args.typ, args.name, dict(args.inputs), self.region, args.resource_id or None)
 
     def call(self, args: _mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]]]:
-        return self.answer(args.token, dict(args.args)), []
+        try:
+            return self.answer(args.token, dict(args.args)), []
+        except LookupFailed as exc:  # as a provider reports a failed look-up (a node group that is not there)
+            return {}, [("", str(exc))]
 
     def answer(self, token: str, args: dict[str, Any]) -> dict[str, Any]:
         """A look-up's answer (recorded as an invoke): the test's `invoke_results`, else a placeholder. Also
