@@ -132,6 +132,10 @@ def test_phase_4_hands_the_groups_back_and_keeps_cluster_autoscaler_at_zero() ->
 
 
 def test_phase_4_deletes_groups_marked_delete_only_once_they_are_empty() -> None:
+    # Until a group marked delete is drained to 0 in phase 3, even `pulumi destroy` keeps it.
+    for early in (migration(phase=1, nodeGroups=groups(afterMigration="delete")),
+                  migration(phase=3, nodeGroups=groups(afterMigration="delete", drainTo=1))):
+        assert all(g.options["retainOnDelete"] is True for g in plan_phase(early, nodes=1).by_type(NODE_GROUP))
     marked = groups(afterMigration="delete", drainTo=0)
     drained = plan_phase(migration(phase=3, nodeGroups=marked), nodes=0)
     assert all("retainOnDelete" not in g.options for g in drained.by_type(NODE_GROUP))

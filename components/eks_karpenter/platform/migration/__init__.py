@@ -12,6 +12,7 @@ from eks_karpenter.platform.migration.plan import (
     Scaling,
     autoscaler_patch,
     node_group_scaling,
+    retained,
     with_opt_in_taint,
 )
 from eks_karpenter.platform.migration.rules import validate_adopted_placement, validate_migration
@@ -28,6 +29,7 @@ __all__ = [
     "Scaling",
     "autoscaler_patch",
     "node_group_scaling",
+    "retained",
     "validate_adopted_placement",
     "validate_migration",
     "with_opt_in_taint",

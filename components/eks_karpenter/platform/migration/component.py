@@ -10,7 +10,12 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from eks_karpenter.platform.migration.config import MigrationConfig
-from eks_karpenter.platform.migration.plan import NODE_GROUP_FIELDS_LEFT_ALONE, autoscaler_patch, node_group_scaling
+from eks_karpenter.platform.migration.plan import (
+    NODE_GROUP_FIELDS_LEFT_ALONE,
+    autoscaler_patch,
+    node_group_scaling,
+    retained,
+)
 
 
 class LegacyGroupFacts(TypedDict):
@@ -67,8 +72,7 @@ class Migration(pulumi.ComponentResource):
                         min_size=scaling.min_size, max_size=scaling.max_size, desired_size=scaling.desired_size),
                     opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(
                         import_=f"{cluster}:{group.name}", ignore_changes=ignored,
-                        # handBack: phase 4 forgets the group; delete: phase 4 deletes it (refused while not empty)
-                        retain_on_delete=group.after_migration == "handBack")))
+                        retain_on_delete=retained(group, cfg.phase))))
         self.phase = pulumi.Output.from_input(cfg.phase)
         self.cluster_autoscaler_replicas = pulumi.Output.from_input(cfg.autoscaler_replicas)
         self.node_group_names = pulumi.Output.from_input(

@@ -47,7 +47,8 @@ class LegacyNodeGroup(Model):
     4, 2, 0), with the smoke test between steps. Unset: the group stays pinned at its size of phase 2."""
     after_migration: Literal["handBack", "delete"] = "handBack"
     """Phase 4: `handBack` drops the group from the stack and leaves it in the account (at its last size);
-    `delete` deletes it (refused while it still has nodes). Decide before phase 4: it is applied in phases 1-3."""
+    `delete` deletes it (refused while it still has nodes). A group is only ever deleted after a phase-3 `pulumi
+    up` with `drainTo: 0` and `delete` set: until then it is kept, even by `pulumi destroy`."""
 
 
 class MigrationConfig(Model):

@@ -64,3 +64,10 @@ def node_group_scaling(group: LegacyNodeGroup, phase: int, current_desired: int)
     size = group.drain_to if phase >= 3 and group.drain_to is not None else current
     # EKS requires maxSize >= 1: an empty group is pinned at 0..1 with nothing desired.
     return Scaling(size, max(size, 1), size)
+
+
+def retained(group: LegacyNodeGroup, phase: int) -> bool:
+    """Whether leaving the stack (phase 4, or `pulumi destroy`) leaves the group in the account. Only a group
+    marked `delete` and already drained to 0 in phase 3 is deleted with it: a destroy in an earlier phase must
+    never take away node groups that still run the workloads."""
+    return not (group.after_migration == "delete" and phase == 3 and group.drain_to == 0)
