@@ -360,8 +360,11 @@ def test_policy_documents_are_built_without_invokes() -> None:
     for stack in ("dev", "prod", "brownfield"):
         invokes = plan_stack(stack).invoke_tokens
         assert "aws:iam/getPolicyDocument:getPolicyDocument" not in invokes
-        # per stack, not per pool: caller identity, and for an existing cluster its look-up and OIDC provider
-        assert len(invokes) <= 3
+        # Per stack, not per pool: caller identity; for an existing cluster also the preflight (cluster, session
+        # context, the in-cluster look-up, one look-up per named node group) and the OIDC provider.
+        groups = invokes.count("aws:eks/getNodeGroup:getNodeGroup")
+        assert len(invokes) - groups <= (3 if stack != "brownfield" else 6)
+        assert groups == (0 if stack != "brownfield" else 3)  # core, and the two groups being replaced
 
 
 def test_prod_kms_key_is_protected() -> None:
