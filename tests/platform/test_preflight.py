@@ -259,7 +259,7 @@ class StubApi:
                 {"metadata": {"name": "certificates.cert-manager.io"}, "spec": {"group": "cert-manager.io"}}]
 
     def list_secrets(self, label_selector: str) -> list[dict[str, Any]]:
-        assert label_selector == "owner=helm"
+        assert label_selector == "owner=helm,name in (karpenter)"
         return [helm_secret("kube-system", "karpenter", 1, "Install complete"),
                 helm_secret("kube-system", "karpenter", 2, OURS), helm_secret("default", "web", 1, "")]
 
@@ -284,3 +284,27 @@ def test_the_probe_reports_what_failed() -> None:
     assert got == {"reachable": True, "status": 401, "error": "list: HTTP 401: Unauthorized"}
     got = answer(StubApi(KubeError("cannot reach", reachable=False)), {})  # type: ignore[arg-type]
     assert got["reachable"] is False
+
+
+def test_the_probe_speaks_to_a_kubernetes_api_server() -> None:
+    kubernetes = pytest.importorskip("kubernetes")
+    from eks_karpenter.tools.smoke.kube import KubeApi
+
+    from tests.support.fake_kube import FakeCluster
+
+    fake = FakeCluster([])
+    fake.crds = StubApi().list_crds()
+    fake.secrets = [helm_secret("kube-system", "aws-node-termination-handler", 3, "eks-charts"),
+                    helm_secret("kube-system", "web", 1, "")]
+    fake.add_deployment("kube-system", "cluster-autoscaler", replicas=2)
+    with fake.serving() as url:
+        config = kubernetes.client.Configuration()
+        config.host = url
+        got = answer(KubeApi(kubernetes.client.ApiClient(config)),
+                     {"releases": ["karpenter", "aws-node-termination-handler"],
+                      "deployments": ["kube-system/cluster-autoscaler"]})
+    assert got["helmReleases"] == [{"namespace": "kube-system", "name": "aws-node-termination-handler",
+                                    "status": "deployed", "description": "eks-charts"}]
+    assert [c["name"] for c in got["crds"]] == ["nodepools.karpenter.sh"]
+    assert got["deployments"] == {"kube-system/cluster-autoscaler": 2}
+    assert ("GET", "/api/v1/secrets") in fake.requests

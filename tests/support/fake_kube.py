@@ -51,8 +51,17 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _label_terms(selector: str) -> list[str]:
+    """A selector's terms: split on commas outside a set (`name in (a,b)`)."""
+    return [t.strip() for t in re.split(r",(?![^()]*\))", selector or "") if t.strip()]
+
+
 def _matches_labels(labels: dict[str, str], selector: str) -> bool:
-    for term in filter(None, (selector or "").split(",")):
+    for term in _label_terms(selector):
+        if m := re.fullmatch(r"(\S+) in \((.*)\)", term):
+            if labels.get(m[1]) not in {v.strip() for v in m[2].split(",")}:
+                return False
+            continue
         if "=" in term:
             key, value = term.split("=", 1)
             if labels.get(key) != value:
@@ -90,6 +99,9 @@ class FakeCluster:
         self.nodes: dict[str, dict[str, Any]] = {}
         self.nodeclaims: dict[str, dict[str, Any]] = {}
         self.nodepools = {p["metadata"]["name"]: copy.deepcopy(p) for p in nodepools}
+        self.crds: list[dict[str, Any]] = []
+        self.secrets: list[dict[str, Any]] = []
+        """Cluster objects only listed (the preflight's in-cluster look-up reads them)."""
         self.events: list[dict[str, Any]] = []
         self.behaviours = behaviours or {}
         self.requests: list[tuple[str, str]] = []
@@ -364,6 +376,10 @@ class FakeCluster:
                 self._remove_node(node)
             self.nodeclaims.pop(m[1], None)
             return 200, {"kind": "Status", "status": "Success"}
+        if path == "/apis/apiextensions.k8s.io/v1/customresourcedefinitions":
+            return listing(self.crds)
+        if path == "/api/v1/secrets":
+            return listing(self.secrets)
         if path == "/apis/karpenter.sh/v1/nodepools":
             return listing(self.nodepools.values())
         if m := re.fullmatch(r"/apis/karpenter.sh/v1/nodepools/([^/]+)", path):

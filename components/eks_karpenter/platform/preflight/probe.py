@@ -31,9 +31,10 @@ def answer(api: KubeApi, request: dict[str, Any]) -> dict[str, Any]:
     """What the preflight asks, read through `api` (tested against the fake API server)."""
     try:
         crds = [_crd(c) for c in api.list_crds() if c["spec"]["group"] in CRD_GROUPS]
-        wanted = set(request.get("releases", []))
-        releases = [_release(s) for s in api.list_secrets("owner=helm")
-                    if s["metadata"].get("labels", {}).get("name") in wanted]
+        wanted = sorted(set(request.get("releases", [])))
+        # Only the releases named like this stack's: every release's every revision would be megabytes.
+        releases = [_release(s) for s in api.list_secrets(f"owner=helm,name in ({','.join(wanted)})")
+                    if s["metadata"].get("labels", {}).get("name") in wanted] if wanted else []
         deployments: dict[str, int] = {}
         for ref in request.get("deployments", []):
             namespace, name = ref.split("/", 1)
