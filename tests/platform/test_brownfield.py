@@ -126,6 +126,7 @@ def test_existing_node_security_groups_are_attached_alongside_the_cluster_group(
     ("brownfield", {"nodeSecurityGroupIds": ["sg-0a1b2c3d", "sg-0a1b2c3d"]}, "nodeSecurityGroupIds[1]",
      "listed twice"),
     ("dev", {"nodeSecurityGroupIds": ["sg-0a1b2c3d"]}, "nodeSecurityGroupIds", "only applies to an existing"),
+    ("dev", {"preflight": False}, "preflight", "only applies to an existing"),
 ])
 def test_bad_node_security_groups_name_the_key(tmp_path: Path, stack: str, cluster: dict[str, Any], path: str,
                                                fragment: str) -> None:
@@ -136,7 +137,8 @@ def test_bad_node_security_groups_name_the_key(tmp_path: Path, stack: str, clust
     [issue] = result.error.issues
     # The line of the key, or of the list item it indexes, in the stack file as written.
     written = (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").read_text().splitlines()
-    line = written.index("    nodeSecurityGroupIds:") + 1
+    key = path.split("[")[0]
+    line = next(n for n, text in enumerate(written, start=1) if text.startswith(f"    {key}:"))
     if path.endswith("]"):
         line += int(path[path.index("[") + 1:-1]) + 1
     assert str(result.error).splitlines()[1].startswith(
