@@ -72,6 +72,10 @@ def test_phase_1_installs_beside_cluster_autoscaler_and_changes_nothing_running(
             <= set(group.options["ignoreChanges"])
         assert group.options["retainOnDelete"] is True
     assert sorted(g.inputs["nodeGroupName"] for g in doc.by_type(NODE_GROUP)) == list(GROUPS)
+    assert doc.outputs["migration"] == {
+        "phase": 1, "nodePools": ["default"], "pendingPodsMaxAge": "5m",
+        "clusterAutoscaler": {"namespace": "kube-system", "name": "cluster-autoscaler-aws-cluster-autoscaler",
+                              "replicas": 1}}
 
 
 def test_nothing_is_touched_without_a_migration_section(tmp_path: Path) -> None:

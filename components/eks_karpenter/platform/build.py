@@ -26,6 +26,7 @@ from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
 from eks_karpenter.platform.migration import Migration, with_opt_in_taint
 from eks_karpenter.platform.migration.component import LegacyGroupFacts
+from eks_karpenter.platform.migration.config import MigrationConfig
 from eks_karpenter.platform.namespaces import Namespaces, platform_namespaces
 from eks_karpenter.platform.network import Network
 from eks_karpenter.platform.nodepool import (
@@ -170,7 +171,7 @@ def build_platform(cfg: StackConfig) -> None:
 
     if cfg.migration is not None and facts is not None:
         # Cluster Autoscaler steps back only once Karpenter and its pools are in place.
-        pulumi.export("migration", migration_output(cfg))
+        pulumi.export("migration", migration_output(cfg.migration, [p.name for p in pools]))
         Migration("migration", {
             "config": cfg.migration, "clusterName": name, "after": [karpenter.controller, *registered],
             "nodeGroups": {n: LegacyGroupFacts(nodeRoleArn=g.node_role_arn, subnetIds=list(g.subnet_ids),
@@ -209,14 +210,14 @@ def build_platform(cfg: StackConfig) -> None:
     pulumi.export("discoveryTagValue", network.discovery_tag_value)
 
 
-def migration_output(cfg: StackConfig) -> dict[str, object]:
-    """What `smoke --phase` checks the cluster against: the phase, Cluster Autoscaler's Deployment and the replicas
-    it should run, and how old a Pending pod may get."""
-    assert cfg.migration is not None
-    m, ca = cfg.migration, cfg.migration.cluster_autoscaler
+def migration_output(m: MigrationConfig, pools: list[str]) -> dict[str, object]:
+    """The migration's state as a stack output, for dashboards and scripts: the phase, Cluster Autoscaler's
+    Deployment and the replicas it is set to, the pools, and how long a pod may stay Pending (what `smoke
+    --phase` checks, from the stack file)."""
+    ca = m.cluster_autoscaler
     return {"phase": m.phase, "clusterAutoscaler": {"namespace": ca.namespace, "name": ca.name,
                                                     "replicas": m.autoscaler_replicas},
-            "nodePools": [p.name for p in cfg.node_pools], "pendingPodsMaxAge": m.pending_pods_max_age}
+            "nodePools": pools, "pendingPodsMaxAge": m.pending_pods_max_age}
 
 
 def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str, group_ids: list[str],
