@@ -144,6 +144,19 @@ pool = NodePool("nodepool-general", {
 }, opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[karpenter.controller, node_class],
                                custom_timeouts=pulumi.CustomTimeouts(delete="10m")))
 ''',
+    "Migration": '''\
+import pulumi
+from eks_karpenter.platform.migration import Migration, MigrationConfig
+
+# On an adopted cluster; build_platform fills nodeGroups from the preflight's look-up of each group.
+migration = Migration("migration", {
+    "config": MigrationConfig.model_validate({"phase": 2, "nodeGroups": [
+        {"name": "spot-4vcpu-16gb", "minSize": 0, "maxSize": 10}]}),
+    "clusterName": "legacy", "after": [karpenter.controller, pool],
+    "nodeGroups": {"spot-4vcpu-16gb": {"nodeRoleArn": "arn:aws:iam::123456789012:role/legacy-spot-node",
+                                       "subnetIds": ["subnet-0a1b2c3d4e5f60001"], "desiredSize": 3}},
+}, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
+''',
     "NodeTerminationHandler": '''\
 import pulumi
 from eks_karpenter import NodeTerminationHandler, NthConfig

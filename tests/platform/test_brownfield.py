@@ -28,10 +28,10 @@ def required_expressions(values: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for t in terms["nodeSelectorTerms"] for e in t["matchExpressions"]]
 
 
-def test_controller_on_an_existing_cluster_schedules_on_plain_nodes() -> None:
+def test_controller_on_an_existing_cluster_runs_on_the_named_stable_group() -> None:
     values = controller_values(plan_stack("brownfield"))
     assert required_expressions(values) == [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]
-    assert values["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    assert values["nodeSelector"] == {"kubernetes.io/os": "linux", "eks.amazonaws.com/nodegroup": "core"}
 
 
 @pytest.mark.slow
@@ -114,9 +114,12 @@ def test_cli_prints_the_refusal_as_one_clean_error(monkeypatch: pytest.MonkeyPat
 
 def test_existing_node_security_groups_are_attached_alongside_the_cluster_group() -> None:
     doc = plan_stack("brownfield")
+    cluster_sg = engine_mocks._invoke(GET_CLUSTER, {"name": "legacy-cas"}, "us-west-2")["vpcConfig"][
+        "clusterSecurityGroupId"]
     for node_class in doc.by_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"):
+        # The adopted cluster's own group by ID (it is not tagged), then the existing nodes' groups.
         assert node_class.inputs["spec"]["securityGroupSelectorTerms"] == [
-            {"tags": {"karpenter.sh/discovery": "legacy-cas"}}, {"id": "sg-0a1b2c3d4e5f60718"}]
+            {"id": cluster_sg}, {"id": "sg-0a1b2c3d4e5f60718"}]
 
 
 @pytest.mark.parametrize(("stack", "cluster", "path", "fragment"), [
@@ -125,6 +128,7 @@ def test_existing_node_security_groups_are_attached_alongside_the_cluster_group(
     ("brownfield", {"nodeSecurityGroupIds": ["sg-0a1b2c3d", "sg-0a1b2c3d"]}, "nodeSecurityGroupIds[1]",
      "listed twice"),
     ("dev", {"nodeSecurityGroupIds": ["sg-0a1b2c3d"]}, "nodeSecurityGroupIds", "only applies to an existing"),
+    ("dev", {"preflight": False}, "preflight", "only applies to an existing"),
 ])
 def test_bad_node_security_groups_name_the_key(tmp_path: Path, stack: str, cluster: dict[str, Any], path: str,
                                                fragment: str) -> None:
@@ -135,7 +139,8 @@ def test_bad_node_security_groups_name_the_key(tmp_path: Path, stack: str, clust
     [issue] = result.error.issues
     # The line of the key, or of the list item it indexes, in the stack file as written.
     written = (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").read_text().splitlines()
-    line = written.index("    nodeSecurityGroupIds:") + 1
+    key = path.split("[")[0]
+    line = next(n for n, text in enumerate(written, start=1) if text.startswith(f"    {key}:"))
     if path.endswith("]"):
         line += int(path[path.index("[") + 1:-1]) + 1
     assert str(result.error).splitlines()[1].startswith(

@@ -362,7 +362,8 @@ def test_config_defaults() -> None:
     cfg = config()
     assert cfg.dump() == {
         "version": versions.KARPENTER_VERSION, "namespace": "kube-system", "identity": "podIdentity",
-        "controllerOnFargate": False, "nodeSelector": {}, "tolerations": [], "replicas": 2, "logLevel": "info",
+        "controllerOnFargate": False, "nodeSelector": {}, "tolerations": [], "adoptExistingCrds": False,
+        "replicas": 2, "logLevel": "info",
         "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}},
         "featureGates": {"nodeRepair": False, "nodeOverlay": False, "reservedCapacity": True,
                          "spotToSpotConsolidation": False, "staticCapacity": False, "capacityBuffer": False},

@@ -78,14 +78,18 @@ def test_stack_pools_match_the_brief() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_classes_use_the_platform_node_role_and_discovery_tags(stack: str) -> None:
     doc = plan_stack(stack)
+    adopted = "vpcId" in stack_config(stack).get("eks-karpenter:network", {})
     for r in doc.by_type(NODECLASS):
         spec = r.inputs["spec"]
         assert spec["role"] == doc.outputs["expectedNodeRoleName"] == doc.outputs["nodeRoleName"]
         discovery = [{"tags": {"karpenter.sh/discovery": doc.outputs["discoveryTagValue"]}}]
-        assert spec["subnetSelectorTerms"] == discovery
+        # Adopted subnets and an adopted cluster's security group are not tagged: selected by ID instead.
+        subnets = [{"id": s} for _, s in sorted(doc.outputs["privateSubnetIds"].items())] if adopted else discovery
+        cluster_sg = [{"id": doc.outputs["clusterSecurityGroupId"]}] if adopted else discovery
+        assert spec["subnetSelectorTerms"] == subnets
         # plus, on an existing cluster, its nodes' security groups by id
         extra = stack_config(stack)["eks-karpenter:cluster"].get("nodeSecurityGroupIds", [])
-        assert spec["securityGroupSelectorTerms"] == discovery + [{"id": sg} for sg in extra]
+        assert spec["securityGroupSelectorTerms"] == cluster_sg + [{"id": sg} for sg in extra]
         assert spec["metadataOptions"]["httpTokens"] == "required"
         assert all(b["ebs"]["encrypted"] for b in spec.get("blockDeviceMappings", []))
 

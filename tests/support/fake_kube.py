@@ -51,8 +51,17 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _label_terms(selector: str) -> list[str]:
+    """A selector's terms: split on commas outside a set (`name in (a,b)`)."""
+    return [t.strip() for t in re.split(r",(?![^()]*\))", selector or "") if t.strip()]
+
+
 def _matches_labels(labels: dict[str, str], selector: str) -> bool:
-    for term in filter(None, (selector or "").split(",")):
+    for term in _label_terms(selector):
+        if m := re.fullmatch(r"(\S+) in \((.*)\)", term):
+            if labels.get(m[1]) not in {v.strip() for v in m[2].split(",")}:
+                return False
+            continue
         if "=" in term:
             key, value = term.split("=", 1)
             if labels.get(key) != value:
@@ -76,6 +85,11 @@ def _matches_fields(obj: dict[str, Any], selector: str) -> bool:
     return True
 
 
+def _pool_of(pod_spec: dict[str, Any]) -> str | None:
+    """The NodePool a smoke-test pod (or its Deployment's template) selects; None for other workloads."""
+    return (pod_spec.get("nodeSelector") or {}).get("karpenter.sh/nodepool")
+
+
 class FakeCluster:
     def __init__(self, nodepools: list[dict[str, Any]], behaviours: dict[str, Behaviour] | None = None) -> None:
         self.lock = threading.RLock()
@@ -85,6 +99,9 @@ class FakeCluster:
         self.nodes: dict[str, dict[str, Any]] = {}
         self.nodeclaims: dict[str, dict[str, Any]] = {}
         self.nodepools = {p["metadata"]["name"]: copy.deepcopy(p) for p in nodepools}
+        self.crds: list[dict[str, Any]] = []
+        self.secrets: list[dict[str, Any]] = []
+        """Cluster objects only listed (the preflight's in-cluster look-up reads them)."""
         self.events: list[dict[str, Any]] = []
         self.behaviours = behaviours or {}
         self.requests: list[tuple[str, str]] = []
@@ -111,6 +128,26 @@ class FakeCluster:
                             "status": {"conditions": [{"type": "Ready", "status": "True"}],
                                        "allocatable": {"cpu": cpu, "memory": "3000Mi", "pods": "29"}}}
 
+    def add_deployment(self, namespace: str, name: str, replicas: int, ready: int | None = None) -> None:
+        """A workload's Deployment (no pods are simulated for it): what `smoke --phase` reads."""
+        self.deployments[(namespace, name)] = {
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"replicas": replicas, "template": {"metadata": {"labels": {}}, "spec": {}}},
+            "status": {"replicas": replicas, "readyReplicas": replicas if ready is None else ready}}
+
+    def add_pending_pod(self, namespace: str, name: str, created: datetime) -> None:
+        """A pod no autoscaler placed, Pending since `created`."""
+        self.pods[(namespace, name)] = {
+            "metadata": {"name": name, "namespace": namespace, "labels": {},
+                         "creationTimestamp": created.strftime("%Y-%m-%dT%H:%M:%SZ")},
+            "spec": {}, "status": {"phase": "Pending"}}
+
+    def add_group_node(self, name: str, group: str) -> None:
+        """A node of a managed node group."""
+        self.nodes[name] = {"metadata": {"name": name, "labels": {"eks.amazonaws.com/nodegroup": group,
+                                                                  "kubernetes.io/hostname": name}},
+                            "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+
     def add_claim(self, name: str, pool: str) -> None:
         self.nodeclaims[name] = {"metadata": {"name": name, "labels": {"karpenter.sh/nodepool": pool},
                                               "creationTimestamp": _now()}, "status": {}}
@@ -129,11 +166,14 @@ class FakeCluster:
         with self.lock:
             self._deployments()
             for (ns, name), pod in list(self.pods.items()):
-                self._karpenter(ns, name, pod)
+                if _pool_of(pod["spec"]):
+                    self._karpenter(ns, name, pod)
             self._consolidate()
 
     def _deployments(self) -> None:
         for (ns, name), d in self.deployments.items():
+            if not _pool_of(d["spec"].get("template", {}).get("spec", {})):
+                continue  # another workload (Cluster Autoscaler): only its Deployment object is simulated
             pods = [k for k, p in self.pods.items() if k[0] == ns and p["metadata"]["labels"].get("app") == name]
             if d["spec"]["replicas"] > 0 and not pods:
                 template = d["spec"]["template"]
@@ -242,7 +282,9 @@ class FakeCluster:
         from eks_karpenter.tools.smoke.budgets import consolidation_of
 
         for name, node in list(self.nodes.items()):
-            pool = node["metadata"]["labels"]["karpenter.sh/nodepool"]
+            pool = node["metadata"]["labels"].get("karpenter.sh/nodepool")
+            if pool is None:
+                continue  # a node group's node: not Karpenter's to consolidate
             if any(p["spec"].get("nodeName") == name for p in self.pods.values()):
                 self._since.pop(f"{name}/empty", None)
                 continue
@@ -295,6 +337,9 @@ class FakeCluster:
                 del self.pods[key]
             self._log(f"namespace {ns} deleted")
             return 200, {"kind": "Status", "status": "Success"}
+        if (m := re.fullmatch(r"/apis/apps/v1/namespaces/([^/]+)/deployments/([^/]+)", path)) and method == "GET":
+            d = self.deployments.get((m[1], m[2]))
+            return (200, d) if d else (404, {"kind": "Status", "message": "not found", "code": 404})
         if m := re.fullmatch(r"/apis/apps/v1/namespaces/([^/]+)/deployments", path):
             if m[1] not in self.namespaces:
                 return 404, {"kind": "Status", "message": f'namespaces "{m[1]}" not found', "code": 404}
@@ -331,6 +376,12 @@ class FakeCluster:
                 self._remove_node(node)
             self.nodeclaims.pop(m[1], None)
             return 200, {"kind": "Status", "status": "Success"}
+        if path == "/apis/apiextensions.k8s.io/v1/customresourcedefinitions":
+            return listing(self.crds)
+        if path == "/api/v1/secrets":
+            return listing(self.secrets)
+        if path == "/apis/karpenter.sh/v1/nodepools":
+            return listing(self.nodepools.values())
         if m := re.fullmatch(r"/apis/karpenter.sh/v1/nodepools/([^/]+)", path):
             pool = self.nodepools.get(m[1])
             return (200, pool) if pool else (404, {"kind": "Status", "message": "not found", "code": 404})

@@ -22,6 +22,9 @@ FIXTURES = REPO / "tests" / "fixtures" / "legacy"
 GOOD = ("workshop-default.yaml", "network-optimised.yaml", "network-optimised-template.yaml",
         "consolidation-inline.yaml")
 ROLE = "KarpenterNodeRole-demo"
+LEGACY_CLUSTER = "1.32"
+"""The Kubernetes version most tests convert for: a v1alpha5-era cluster that still has AL2 AMIs (the last minor
+that does), so AL2 templates convert as they are. Conversions for 1.33 and later are tested at the end."""
 
 # --- helpers ----------------------------------------------------------------------------------------------------
 
@@ -34,8 +37,8 @@ def fixture_docs(*names: str) -> list[tuple[str, int, dict[str, Any]]]:
     return docs
 
 
-def convert_fixtures(*names: str) -> Conversion:
-    return convert_documents(fixture_docs(*names))
+def convert_fixtures(*names: str, version: str = LEGACY_CLUSTER) -> Conversion:
+    return convert_documents(fixture_docs(*names), version)
 
 
 def by_name(items: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -60,13 +63,13 @@ def template(name: str = "default", **spec: Any) -> dict[str, Any]:
             "spec": template_spec(**spec)}
 
 
-def convert(*objects: dict[str, Any], file: str = "in.yaml") -> Conversion:
-    return convert_documents([(file, i, obj) for i, obj in enumerate(objects, start=1)])
+def convert(*objects: dict[str, Any], file: str = "in.yaml", version: str = LEGACY_CLUSTER) -> Conversion:
+    return convert_documents([(file, i, obj) for i, obj in enumerate(objects, start=1)], version)
 
 
-def problems(*objects: dict[str, Any], file: str = "in.yaml") -> list[str]:
+def problems(*objects: dict[str, Any], file: str = "in.yaml", version: str = LEGACY_CLUSTER) -> list[str]:
     with pytest.raises(LegacyImportError) as err:
-        convert(*objects, file=file)
+        convert(*objects, file=file, version=version)
     return err.value.problems
 
 
@@ -84,9 +87,11 @@ def class_of(*objects: dict[str, Any], name: str = "default") -> dict[str, Any]:
     return by_name(convert(*objects).node_classes, name)
 
 
-def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "infra", "import-legacy", *args], cwd=REPO, capture_output=True,
-                          text=True, input=stdin, timeout=120)
+def run_cli(*args: str, stdin: str | None = None, version: str | None = LEGACY_CLUSTER
+            ) -> subprocess.CompletedProcess[str]:
+    target = ["--kubernetes-version", version] if version else []
+    return subprocess.run([sys.executable, "-m", "infra", "import-legacy", *args, *target], cwd=REPO,
+                          capture_output=True, text=True, input=stdin, timeout=120)
 
 
 # --- Provisioner -> NodePool -------------------------------------------------------------------------------------
@@ -823,3 +828,94 @@ def test_cli_help_lists_the_subcommand() -> None:
     result = subprocess.run([sys.executable, "-m", "infra", "--help"], cwd=REPO, capture_output=True, text=True,
                             timeout=60)
     assert "import-legacy" in result.stdout
+
+
+# --- the stack's Kubernetes version: AL2 has no AMIs from 1.33 on (issue 24) ----------------------------------
+
+NO_FAMILY = ("workshop-default.yaml", "cas-era-no-ami-family.yaml")
+
+
+@pytest.mark.parametrize("version", ["1.33", "1.35"])
+def test_no_ami_family_becomes_al2023_where_al2_has_no_amis(version: str) -> None:
+    conv = convert_fixtures(*NO_FAMILY, version=version)
+    for cls in conv.node_classes:
+        assert cls["amiSelectorTerms"] == [{"alias": versions.AMI_ALIAS}], cls["name"]
+        assert "amiFamily" not in cls
+    notes = [n for n in conv.notes if "v1alpha1 assumed AL2" in n]
+    assert len(notes) == 3
+    assert all(f"Kubernetes {version}" in n and f"alias {versions.AMI_ALIAS}" in n for n in notes)
+    # bootstrap user data is flagged for the move to nodeadm
+    [workers] = [n for n in notes if "AWSNodeTemplate 'workers'" in n]
+    assert "rewrite it" in workers and "nodeadm" in workers
+    assert not any("rewrite it" in n for n in notes if n != workers)
+
+
+def test_no_ami_family_stays_al2_where_al2_still_has_amis() -> None:
+    conv = convert_fixtures(*NO_FAMILY, version="1.32")
+    assert {c["amiSelectorTerms"][0]["alias"] for c in conv.node_classes} == {"al2@latest"}
+
+
+@pytest.mark.parametrize(("spec", "fragment"), [
+    ({"amiFamily": "AL2"}, "spec.amiFamily: AL2: EKS publishes no Amazon Linux 2 AMIs for Kubernetes 1.35 (the "
+                           "last is 1.32): set amiFamily AL2023 or Bottlerocket"),
+    ({"amiSelector": {"aws::name": "my-golden-al2-*"}},
+     "spec.amiFamily: not set, so v1alpha1 treated the selected AMIs as AL2, and EKS publishes no Amazon Linux 2 "
+     "AMIs for Kubernetes 1.35"),
+])
+def test_al2_that_cannot_be_swapped_is_a_problem_on_1_35(spec: dict[str, Any], fragment: str) -> None:
+    [problem] = problems(provisioner(), template(**spec), version="1.35")
+    assert fragment in problem
+
+
+def test_the_version_rules_have_the_last_word() -> None:
+    # An AL2 alias the converter never writes on 1.35 is still refused by the plan's own rule.
+    from eks_karpenter.platform.version_rules import validate_node_class_amis
+
+    conv = convert_fixtures(*NO_FAMILY, version="1.32")
+    classes = [NodeClassConfig.model_validate(c) for c in conv.node_classes]
+    assert validate_node_class_amis("1.35", classes, ("c",))
+    assert validate_node_class_amis("1.35", [NodeClassConfig.model_validate(c) for c in
+                                             convert_fixtures(*NO_FAMILY, version="1.35").node_classes], ("c",)) == []
+
+
+def test_converted_objects_plan_on_1_35_in_the_brownfield_stack(tmp_path: Any) -> None:
+    from tests.support import plan_config
+
+    conv = convert_fixtures(*NO_FAMILY, version="1.35")
+    config = stack_config("brownfield")
+    assert config["eks-karpenter:cluster"].get("version", versions.KUBERNETES_VERSION) == "1.35"
+    config.update(conv.config())
+    result = plan_config(config, tmp_path, stack="brownfield")
+    assert result.error is None, result.error
+    classes = result.document.by_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
+    pools = result.document.by_type("kubernetes:karpenter.sh/v1:NodePool")
+    assert sorted(c.name for c in classes) == ["nodeclass-default", "nodeclass-web", "nodeclass-workers"]
+    assert sorted(p.name for p in pools) == ["nodepool-default", "nodepool-web", "nodepool-workers"]
+    for cls in classes:
+        assert cls.inputs["spec"]["amiSelectorTerms"] == [{"alias": versions.AMI_ALIAS}]
+
+
+@requires_upstream
+def test_converted_objects_for_1_35_pass_the_v1_crds_and_cel_rules() -> None:
+    from tests.support.crd_validator import validate_object
+
+    manifests = convert_fixtures(*NO_FAMILY, version="1.35").manifests(node_role=ROLE)
+    assert sorted(m["kind"] for m in manifests) == ["EC2NodeClass"] * 3 + ["NodePool"] * 3
+    for obj in manifests:
+        assert validate_object(obj) == [], obj["metadata"]["name"]
+
+
+def test_cli_takes_the_version_from_the_stack() -> None:
+    files = [f"tests/fixtures/legacy/{n}" for n in NO_FAMILY]
+    result = run_cli(*files, "--stack", "brownfield", version=None)
+    assert result.returncode == 0, result.stderr
+    assert "al2@" not in result.stdout and f"alias: {versions.AMI_ALIAS}" in result.stdout
+    assert "Kubernetes 1.35" in result.stderr
+    old = run_cli(*files, version="1.32")
+    assert old.returncode == 0 and "alias: al2@latest" in old.stdout
+
+
+def test_cli_refuses_an_unknown_version() -> None:
+    result = run_cli("tests/fixtures/legacy/workshop-default.yaml", version="1.20")
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: --kubernetes-version 1.20: one of 1.29,")

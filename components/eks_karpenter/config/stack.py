@@ -35,6 +35,8 @@ from eks_karpenter.platform.karpenter.rules import (
     validate_karpenter_environment,
     validate_karpenter_placement,
 )
+from eks_karpenter.platform.migration.config import MigrationConfig
+from eks_karpenter.platform.migration.rules import validate_adopted_placement, validate_migration
 from eks_karpenter.platform.network.config import NetworkConfig, default_availability_zones
 from eks_karpenter.platform.network.rules import validate_network, validate_network_for_cluster
 from eks_karpenter.platform.nodepool.class_rules import validate_node_class_environment
@@ -94,6 +96,9 @@ class StackConfig(Model):
     """`eks-karpenter:access`: who can reach the cluster (the deployers, admins, namespace-scoped teams) and how
     this program's Kubernetes provider authenticates. A created cluster needs `deployers`: its creator gets no
     implicit entry."""
+    migration: MigrationConfig | None = None
+    """`eks-karpenter:migration`: the phased hand-off from Cluster Autoscaler to Karpenter on an adopted cluster
+    (see docs/migrate-from-cluster-autoscaler.md). Absent: no Cluster Autoscaler or node group is touched."""
     tags: dict[TagKey, TagValue] = Field(default_factory=empty_dict)
     """`eks-karpenter:tags`: tags on every AWS resource, for cost allocation."""
     protect: bool = False
@@ -353,6 +358,11 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
         if ok("cluster") and not cfg.cluster.existing:
             issues += validate_karpenter_placement(
                 cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=at("karpenter"))
+        elif ok("cluster"):
+            issues += validate_adopted_placement(cfg.karpenter, at("karpenter"))
+    if cfg.migration is not None and ok("migration", "cluster", "karpenter"):
+        issues += validate_migration(cfg.migration, existing_cluster=cfg.cluster.existing, karpenter=cfg.karpenter,
+                                     at=at("migration"), at_karpenter=at("karpenter"))
     if ok("node_termination_handler", "interruption", "cluster"):
         issues += validate_nth(
             cfg.node_termination_handler, spot_node_groups=len(cfg.cluster.spot_node_groups),

@@ -10,7 +10,7 @@ terminate the instances it launched instead of leaving them running.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 
 import pulumi
@@ -21,7 +21,6 @@ from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.cluster import Cluster
-from eks_karpenter.platform.cluster.component import lookup_existing_cluster
 from eks_karpenter.platform.cluster.plan import addon_versions
 from eks_karpenter.platform.cluster.rules import endpoint_warnings, version_warnings
 from eks_karpenter.platform.iam import KarpenterIam, NodeRole
@@ -30,6 +29,9 @@ from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
 from eks_karpenter.platform.lookups import check_pins
+from eks_karpenter.platform.migration import Migration, with_opt_in_taint
+from eks_karpenter.platform.migration.component import LegacyGroupFacts
+from eks_karpenter.platform.migration.config import MigrationConfig
 from eks_karpenter.platform.namespaces import Namespaces, platform_namespaces
 from eks_karpenter.platform.network import Network
 from eks_karpenter.platform.nodepool import (
@@ -40,8 +42,15 @@ from eks_karpenter.platform.nodepool import (
     scheduling_for,
     warnings_for,
 )
-from eks_karpenter.platform.nodepool.config import NodeClassConfig, SecurityGroupSelectorTerm
+from eks_karpenter.platform.nodepool.config import (
+    NodeClassConfig,
+    NodePoolConfig,
+    SecurityGroupSelectorTerm,
+    SubnetSelectorTerm,
+)
 from eks_karpenter.platform.nth import NodeTerminationHandler
+from eks_karpenter.platform.preflight.facts import ClusterFacts, NodeGroup
+from eks_karpenter.platform.preflight.lookup import run_preflight, warn_unchecked
 from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
 
 
@@ -60,6 +69,10 @@ class _Stack:
     source: str
     """The stack file, for errors only a look-up finds."""
     iam: IamNames
+    existing: aws.eks.GetClusterResult | None = None
+    """An adopted cluster, as the preflight found it."""
+    facts: ClusterFacts | None = None
+    """What the preflight read from an adopted cluster (node groups, Cluster Autoscaler)."""
 
     @property
     def name(self) -> str:
@@ -73,9 +86,13 @@ def build_platform(cfg: StackConfig) -> None:
     _, source = locate_stack_file(project, pulumi.get_stack())
     st = _Stack(cfg, tags.base_tags(cfg.cluster.name, cfg.tags), project, source,
                 IamNames(cfg.cluster.name, cfg.region, cfg.iam_names))
-    # An existing cluster is looked up before anything is registered: if it cannot take Karpenter's nodes, the
-    # error leaves nothing half-created.
-    existing = lookup_existing_cluster(st.name, source, (f"{project}:cluster",)) if cfg.cluster.existing else None
+    # An existing cluster is looked up and checked before anything is registered: a refusal (nodes that could
+    # never join, an API the deployer cannot reach, a release or CRDs in the way, a pin that does not exist)
+    # leaves nothing half-created.
+    existing, facts = run_preflight(cfg, source, project, pulumi.get_stack()) if cfg.cluster.existing \
+        else (None, None)
+    warn_unchecked(cfg)
+    st = replace(st, existing=existing, facts=facts)
     _check_pins(st, existing)
 
     network = _network(st)
@@ -90,10 +107,11 @@ def build_platform(cfg: StackConfig) -> None:
     iam = _karpenter_iam(st, cluster, node_role, queue)
     namespaces = _namespaces(st, cluster)
     karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets)
-    _node_objects(st, karpenter, node_role_name)
+    pools = _node_objects(st, karpenter, node_role_name)
+    _migration(st, cluster, karpenter, pools)
     if cfg.node_termination_handler.enabled:
         _node_termination_handler(st, cluster, namespaces)
-    _export(st, network, cluster, node_role, node_role_name, iam, karpenter, queue, access)
+    _export(st, network, cluster, node_role, node_role_name, iam, karpenter, queue, access, pools)
 
 
 def _warn(cfg: StackConfig) -> None:
@@ -149,6 +167,8 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
         "adminsComponent": "access", "source": st.source,
         "configPath": (f"{st.project}:cluster",), "existingCluster": existing,
         "protect": cfg.protect, "iamNames": st.iam,
+        # An adopted cluster's security group is another tool's: selected by ID, not tagged, unless asked.
+        "tagSecurityGroup": _adopted_cluster_sg(st) is None,
     })
 
 
@@ -218,7 +238,15 @@ def _karpenter(st: _Stack, cluster: Cluster, iam: KarpenterIam, node_role: NodeR
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
 
-def _node_objects(st: _Stack, karpenter: Karpenter, node_role_name: str) -> None:
+def _adopted_cluster_sg(st: _Stack) -> str | None:
+    """An adopted cluster's security group when the stack writes no discovery tags: node classes select it by
+    ID. None when it is tagged (or the stack created the cluster)."""
+    if st.existing is None or st.cfg.network.write_discovery_tags:
+        return None
+    return str(st.existing.vpc_config.cluster_security_group_id)
+
+
+def _node_objects(st: _Stack, karpenter: Karpenter, node_role_name: str) -> list[tuple[NodePoolConfig, NodePool]]:
     """EC2NodeClasses and NodePools.
 
     They belong to the Karpenter layer and need its CRDs and a running controller; destroy removes them first,
@@ -230,17 +258,39 @@ def _node_objects(st: _Stack, karpenter: Karpenter, node_role_name: str) -> None
     for node_class in cfg.node_classes:
         if kcfg.node_role.instance_profile and not (node_class.role or node_class.instance_profile):
             node_class = node_class.model_copy(update={"instance_profile": node_role_name})
-        node_class = with_node_security_groups(node_class, st.name, cfg.cluster.node_security_group_ids)
+        # Resources another tool owns get no tags unless the stack asks: adopted subnets are selected by ID.
+        if cfg.network.adopting and not cfg.network.write_discovery_tags and node_class.subnet_selector_terms is None:
+            node_class = node_class.model_copy(update={"subnet_selector_terms": [
+                SubnetSelectorTerm(id=subnet) for _, subnet in sorted((cfg.network.private_subnet_ids or {}).items())]})
+        node_class = with_node_security_groups(node_class, st.name, cfg.cluster.node_security_group_ids,
+                                               _adopted_cluster_sg(st))
         classes[node_class.name] = NodeClass(
             f"nodeclass-{node_class.name}",
             {"manifest": render_node_class(node_class, st.name, node_role_name, st.tags)},
             opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[karpenter.controller],
                                         custom_timeouts=finalized))
-    for pool in cfg.node_pools:
-        NodePool(f"nodepool-{pool.name}", {"manifest": render_node_pool(pool)},
-                 opts=pulumi.ResourceOptions(parent=karpenter,
-                                             depends_on=[karpenter.controller, classes[pool.node_class]],
-                                             custom_timeouts=finalized))
+    pools = [with_opt_in_taint(pool, cfg.migration) for pool in cfg.node_pools]
+    return [(pool, NodePool(f"nodepool-{pool.name}", {"manifest": render_node_pool(pool)},
+                            opts=pulumi.ResourceOptions(parent=karpenter,
+                                                        depends_on=[karpenter.controller, classes[pool.node_class]],
+                                                        custom_timeouts=finalized)))
+            for pool in pools]
+
+
+def _migration(st: _Stack, cluster: Cluster, karpenter: Karpenter,
+               pools: list[tuple[NodePoolConfig, NodePool]]) -> None:
+    """The Cluster Autoscaler hand-off on an adopted cluster: it steps back only once Karpenter and its pools
+    are in place."""
+    m = st.cfg.migration
+    if m is None or st.facts is None:
+        return
+    pulumi.export("migration", migration_output(m, [p.name for p, _ in pools]))
+    Migration("migration", {
+        "config": m, "clusterName": st.name, "after": [karpenter.controller, *(r for _, r in pools)],
+        "nodeGroups": {n: LegacyGroupFacts(nodeRoleArn=g.node_role_arn, subnetIds=list(g.subnet_ids),
+                                           desiredSize=g.desired_size)
+                       for n, g in st.facts.node_groups.items() if isinstance(g, NodeGroup)},
+    }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
 
 def _node_termination_handler(st: _Stack, cluster: Cluster, namespaces: Namespaces | None) -> None:
@@ -253,7 +303,8 @@ def _node_termination_handler(st: _Stack, cluster: Cluster, namespaces: Namespac
 
 
 def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole, node_role_name: str,
-            iam: KarpenterIam, karpenter: Karpenter, queue: InterruptionQueue | None, access: Access | None) -> None:
+            iam: KarpenterIam, karpenter: Karpenter, queue: InterruptionQueue | None, access: Access | None,
+            pools: list[tuple[NodePoolConfig, NodePool]]) -> None:
     cfg = st.cfg
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("clusterEndpoint", cluster.endpoint)
@@ -269,7 +320,7 @@ def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole,
     pulumi.export("karpenterVersion", karpenter.version)
     pulumi.export("interruptionQueueName", queue.queue_name if queue else None)
     pulumi.export("nodePools", [p.name for p in cfg.node_pools])
-    pulumi.export("workloadScheduling", {p.name: scheduling_for(p) for p in cfg.node_pools})
+    pulumi.export("workloadScheduling", {p.name: scheduling_for(p) for p, _ in pools})
     pulumi.export("accessPrincipals", [e.principal_arn for e in access_entries(cfg.access)] if access else [])
     pulumi.export("teamNamespaces", {team.name: list(team.namespaces) for team in cfg.access.teams})
     pulumi.export("vpcId", network.vpc_id)
@@ -278,14 +329,26 @@ def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole,
     pulumi.export("discoveryTagValue", network.discovery_tag_value)
 
 
-def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str,
-                              group_ids: list[str]) -> NodeClassConfig:
-    """The class with the existing nodes' security groups added, by id, to its selector terms (the discovery
-    tag when it sets none), so Karpenter's nodes get them alongside the cluster security group."""
-    if not group_ids:
+def migration_output(m: MigrationConfig, pools: list[str]) -> dict[str, object]:
+    """The migration's state as a stack output, for dashboards and scripts: the phase, Cluster Autoscaler's
+    Deployment and the replicas it is set to, the pools, and how long a pod may stay Pending (what `smoke
+    --phase` checks, from the stack file)."""
+    ca = m.cluster_autoscaler
+    return {"phase": m.phase, "clusterAutoscaler": {"namespace": ca.namespace, "name": ca.name,
+                                                    "replicas": m.autoscaler_replicas},
+            "nodePools": pools, "pendingPodsMaxAge": m.pending_pods_max_age}
+
+
+def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str, group_ids: list[str],
+                              cluster_sg: str | None = None) -> NodeClassConfig:
+    """The class with the existing nodes' security groups added, by id, to its selector terms, so Karpenter's
+    nodes get them alongside the cluster security group. A class that sets no terms selects the cluster security
+    group by the discovery tag, or by `cluster_sg`'s ID (an adopted cluster's group, which is left untagged)."""
+    if not group_ids and (cluster_sg is None or node_class.security_group_selector_terms):
         return node_class
-    terms = list(node_class.security_group_selector_terms or
-                 [SecurityGroupSelectorTerm(tags=tags.discovery_tags(cluster_name))])
+    default = SecurityGroupSelectorTerm(id=cluster_sg) if cluster_sg else \
+        SecurityGroupSelectorTerm(tags=tags.discovery_tags(cluster_name))
+    terms = list(node_class.security_group_selector_terms or [default])
     have = {t.id for t in terms}
     terms += [SecurityGroupSelectorTerm(id=sg) for sg in group_ids if sg not in have]
     return node_class.model_copy(update={"security_group_selector_terms": terms})

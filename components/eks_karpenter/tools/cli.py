@@ -149,6 +149,11 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
                              "manifests: v1 NodePool and EC2NodeClass YAML")
     legacy.add_argument("--node-role", metavar="NAME", help="IAM role name for node classes without an "
                                                             "instanceProfile (required for manifests then)")
+    target = legacy.add_mutually_exclusive_group()
+    target.add_argument("--kubernetes-version", metavar="X.Y", help="the cluster's Kubernetes version: AMI aliases "
+                        "must have AMIs for it (default: the library's default version)")
+    target.add_argument("--stack", help="take the Kubernetes version from this stack's eks-karpenter:cluster")
+    _add_project_arguments(legacy, references=False)
     cost = sub.add_parser("cost", help="what a stack can cost: fixed items, per-unit prices, and each node pool's "
                                         "admitted instance types, price range and ceiling at its cpu limit")
     cost.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
@@ -285,7 +290,7 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
                 problems += exc.problems
         if problems:
             raise LegacyImportError(problems)
-        conversion = convert_documents(docs)
+        conversion = convert_documents(docs, _legacy_target(args))
         if args.format == "manifests":
             out = render_manifests(conversion.manifests(args.node_role))
         else:
@@ -297,6 +302,33 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     sys.stdout.write(out)
     return 0
+
+
+def _legacy_target(args: argparse.Namespace) -> str:
+    """The Kubernetes version import-legacy converts for: given, the stack's, or the library's default."""
+    from eks_karpenter import versions
+
+    if args.kubernetes_version:
+        if args.kubernetes_version not in versions.SUPPORTED_KUBERNETES_VERSIONS:
+            raise UsageError(f"--kubernetes-version {args.kubernetes_version}: one of "
+                             f"{', '.join(versions.SUPPORTED_KUBERNETES_VERSIONS)}")
+        return str(args.kubernetes_version)
+    if not args.stack:
+        return versions.KUBERNETES_VERSION
+    from eks_karpenter.tools.engine.runner import ProgramProject, read_flat_config
+
+    _check_stack(args.stack)
+    project = ProgramProject.load(_program(args).resolve())
+    flat = read_flat_config(project.stack_file(args.stack), project.name)
+    try:
+        cluster = json.loads(flat.get(f"{project.name}:cluster", "{}"))
+    except ValueError:
+        cluster = {}
+    version = cluster.get("version", versions.KUBERNETES_VERSION) if isinstance(cluster, dict) else None
+    if version not in versions.SUPPORTED_KUBERNETES_VERSIONS:
+        raise UsageError(f"--stack {args.stack}: its eks-karpenter:cluster.version {version!r} is not one this "
+                         "library supports")
+    return str(version)
 
 
 def cmd_cost(args: argparse.Namespace) -> int:

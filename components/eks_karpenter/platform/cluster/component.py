@@ -20,6 +20,7 @@ from eks_karpenter.platform.cluster.config import ClusterConfig
 from eks_karpenter.platform.iam.component import NodeRole
 from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.iam.policy import partition_of
+from eks_karpenter.platform.preflight.facts import ACCESS_ENTRY_MODES
 from eks_karpenter.platform.wiring import caller_identity
 
 
@@ -42,6 +43,10 @@ class ClusterArgs(TypedDict):
     """For an existing cluster: look up its IAM OIDC provider (needed for IRSA only)."""
     deletionProtection: bool
     """EKS deletion protection (set for protected stacks, on top of Pulumi's `protect`)."""
+    tagSecurityGroup: NotRequired[bool]
+    """Tag the cluster security group `karpenter.sh/discovery` (default True). An adopted cluster's group is
+    another tool's: tagged only when the stack asks (`network.writeDiscoveryTags`); EC2NodeClasses then select
+    it by ID."""
     existingCluster: NotRequired[aws.eks.GetClusterResult | None]
     """For an existing cluster: its `lookup_existing_cluster` result, when the caller looked it up first."""
     source: NotRequired[str]
@@ -120,8 +125,10 @@ class Cluster(pulumi.ComponentResource):
             parent=self, depends_on=[*self.api_access, *self.deployer_access]))
         # On an adopted cluster the security group is not ours: destroy leaves the tag (Karpenter on that cluster,
         # or a stack that re-adopts it, may still select on it). A created cluster's group goes with the cluster.
-        aws.ec2.Tag(f"{name}-sg-discovery", resource_id=self.cluster_security_group_id, key=T.DISCOVERY_KEY,
-                    value=cfg.name, opts=pulumi.ResourceOptions(parent=self, retain_on_delete=cfg.existing or None))
+        if args.get("tagSecurityGroup", True):
+            aws.ec2.Tag(f"{name}-sg-discovery", resource_id=self.cluster_security_group_id, key=T.DISCOVERY_KEY,
+                        value=cfg.name,
+                        opts=pulumi.ResourceOptions(parent=self, retain_on_delete=cfg.existing or None))
         self.register_outputs({
             "clusterName": self.cluster_name,
             "endpoint": self.endpoint,
@@ -366,10 +373,6 @@ def no_creator_admin(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTrans
 ACCESS_TYPE = "eks-karpenter:index:Access"
 ENTRY_TYPE = "aws:eks/accessEntry:AccessEntry"
 ASSOCIATION_TYPE = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
-
-ACCESS_ENTRY_MODES = ("API", "API_AND_CONFIG_MAP")
-"""Authentication modes in which access entries (Karpenter's node entry, `eks-karpenter:access`) work."""
-
 
 def lookup_existing_cluster(cluster_name: str, source: str, at: Path,
                             parent: pulumi.Resource | None = None) -> aws.eks.GetClusterResult:

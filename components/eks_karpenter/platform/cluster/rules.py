@@ -35,6 +35,9 @@ def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issu
         issues.append(Issue(at + ("nodeSecurityGroupIds",), "only applies to an existing cluster (existing: true): "
                             "a created cluster's nodes all share its cluster security group",
                             cfg.node_security_group_ids))
+    if cfg.is_set("preflight"):
+        issues.append(Issue(at + ("preflight",), "only applies to an existing cluster (existing: true): a cluster "
+                            "this stack creates has nothing installed to check", cfg.preflight))
     if cfg.authentication_mode == "API_AND_CONFIG_MAP" and not cfg.aws_auth_compatibility:
         issues.append(Issue(at + ("authenticationMode",), "API_AND_CONFIG_MAP keeps the aws-auth ConfigMap "
                             "alive; set awsAuthCompatibility: true to opt in explicitly", cfg.authentication_mode))

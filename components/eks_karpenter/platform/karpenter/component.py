@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 from eks_karpenter import versions
 from eks_karpenter.platform.karpenter.config import KarpenterConfig
 from eks_karpenter.platform.karpenter.values import controller_values, crd_values
+from eks_karpenter.platform.preflight.facts import release_marker
 from eks_karpenter.platform.wiring import child_options
 
 CONTROLLER_RELEASE = "karpenter"
@@ -68,6 +69,8 @@ class Karpenter(pulumi.ComponentResource):
             version=cfg.version,
             namespace=cfg.namespace,
             values=crd_values(),
+            description=release_marker(pulumi.get_project(), pulumi.get_stack()),
+            take_ownership=cfg.adopt_existing_crds or None,
             # CRDs are cluster-scoped and hold every NodePool: a failed upgrade must roll back, not half-apply.
             atomic=True,
             opts=pulumi.ResourceOptions.merge(child_options(self, opts, *args["dependsOn"]), timeouts),
@@ -86,6 +89,7 @@ class Karpenter(pulumi.ComponentResource):
             namespace=cfg.namespace,
             skip_crds=True,
             values=values,
+            description=release_marker(pulumi.get_project(), pulumi.get_stack()),
             atomic=True,
             opts=pulumi.ResourceOptions.merge(child_options(self, opts, crds, *args["dependsOn"]), timeouts),
         )

@@ -197,6 +197,10 @@ class KarpenterConfig(Model):
     tolerations: list[Toleration] = Field(default_factory=empty_list, max_length=20)
     """Extra tolerations of the controller's pods (on top of `CriticalAddonsOnly`), for existing nodes that
     are tainted for system workloads."""
+    adopt_existing_crds: bool = False
+    """Take over Karpenter CRDs that already exist and no release of this stack owns (an earlier install, or
+    another tool's), instead of failing the install on them (Helm's take-ownership); the objects in them stay.
+    The preflight of an existing cluster says when this is needed."""
     replicas: int = Field(2, ge=1, le=10)
     """Controller replicas (one leader, the others on standby); each needs its own node."""
     log_level: Literal["debug", "info", "error"] = "info"

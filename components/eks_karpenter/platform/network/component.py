@@ -148,12 +148,15 @@ class Network(pulumi.ComponentResource):
     def _adopt(
         self, name: str, cfg: NetworkConfig, cluster: str
     ) -> tuple[dict[str, pulumi.Output[str]], dict[str, pulumi.Output[str]]]:
-        # Only tags are managed on adopted subnets, and destroy leaves them: the ELB role tags were often there
-        # before this stack (other load balancers rely on them), and a Tag resource cannot tell. The subnets and
-        # their tags outlive the stack; remove a stale `karpenter.sh/discovery` tag by hand if wanted.
+        # Adopted subnets belong to another tool (its next apply may strip tags it does not know): nothing is
+        # written on them unless the stack asks. What is written outlives the stack (retained on delete): the ELB
+        # role tags may have been there before, and a Tag resource cannot tell.
         retained = pulumi.ResourceOptions(parent=self, retain_on_delete=True)
-        tiers = (("private", cfg.private_subnet_ids or {}, T.private_subnet_tags(cluster)),
-                 ("public", cfg.public_subnet_ids or {}, T.public_subnet_tags()))
+        discovery = T.discovery_tags(cluster) if cfg.write_discovery_tags else {}
+        internal_elb, elb = ({T.INTERNAL_ELB_KEY: "1"}, T.public_subnet_tags()) if cfg.write_load_balancer_tags \
+            else ({}, {})
+        tiers = (("private", cfg.private_subnet_ids or {}, {**discovery, **internal_elb}),
+                 ("public", cfg.public_subnet_ids or {}, elb))
         ids: dict[str, dict[str, pulumi.Output[str]]] = {"private": {}, "public": {}}
         for tier, subnets, tier_tags in tiers:
             for zone, subnet_id in sorted(subnets.items()):

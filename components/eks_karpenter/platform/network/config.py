@@ -68,7 +68,8 @@ class FlowLogsConfig(Model):
 
 class NetworkConfig(Model):
     """The VPC the cluster lives in. By default a new VPC (10.0.0.0/16 over three zones of the region); give
-    `vpcId` and `privateSubnetIds` to adopt an existing VPC (its subnets are tagged, never recreated)."""
+    `vpcId` and `privateSubnetIds` to adopt an existing VPC (its subnets are never recreated, and tagged only
+    when asked)."""
 
     availability_zones: list[AvailabilityZone] | None = Field(None, min_length=2, max_length=6)
     """Zones to spread subnets over (2 to 6), e.g. [eu-west-1a, eu-west-1b]. Create mode only; append new zones
@@ -86,10 +87,22 @@ class NetworkConfig(Model):
     """Adopt this existing VPC instead of creating one."""
 
     private_subnet_ids: dict[AvailabilityZone, SubnetId] | None = None
-    """Adopt mode: existing private subnets by zone. They get the discovery and internal-elb tags."""
+    """Adopt mode: existing private subnets by zone. EC2NodeClasses that set no subnetSelectorTerms select them
+    by ID; nothing is written on them unless `writeDiscoveryTags` / `writeLoadBalancerTags` say so."""
 
     public_subnet_ids: dict[AvailabilityZone, SubnetId] | None = None
-    """Adopt mode: existing public subnets by zone. They get the elb tag."""
+    """Adopt mode: existing public subnets by zone (never used for nodes); tagged only with
+    `writeLoadBalancerTags`."""
+
+    write_discovery_tags: bool = False
+    """Adopt mode: write `karpenter.sh/discovery: <cluster>` on the adopted private subnets (and, on an adopted
+    cluster, on its cluster security group), resources another tool owns: that tool's next apply may strip them,
+    and Karpenter then finds no subnet. Off (the default): EC2NodeClasses select them by ID."""
+
+    write_load_balancer_tags: bool = False
+    """Adopt mode: write the load-balancer role tags (`kubernetes.io/role/internal-elb` on the private subnets,
+    `kubernetes.io/role/elb` on the public ones). Off by default: shared subnets usually have them, or are
+    deliberately kept from the AWS Load Balancer Controller."""
 
     flow_logs: FlowLogsConfig = Field(default_factory=FlowLogsConfig)
     """VPC flow logs (create mode only): off by default, on in prod."""

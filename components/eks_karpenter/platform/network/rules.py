@@ -8,7 +8,7 @@ from eks_karpenter.platform.network.config import NetworkConfig, default_availab
 from eks_karpenter.tags import reserved_tag_key
 
 _CREATE_ONLY = ("availability_zones", "vpc_cidr", "nat_gateways", "flow_logs")
-_ADOPT_ONLY = ("private_subnet_ids", "public_subnet_ids")
+_ADOPT_ONLY = ("private_subnet_ids", "public_subnet_ids", "write_discovery_tags", "write_load_balancer_tags")
 
 
 def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[Issue]:

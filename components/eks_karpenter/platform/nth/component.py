@@ -19,6 +19,7 @@ from eks_karpenter.platform.nth.config import NthConfig
 from eks_karpenter.platform.nth.events import asg_lifecycle_event, nth_events
 from eks_karpenter.platform.nth.policy import nth_controller_policy
 from eks_karpenter.platform.nth.values import MANAGED_TAG, RELEASE_NAME, SERVICE_ACCOUNT, nth_values
+from eks_karpenter.platform.preflight.facts import release_marker
 from eks_karpenter.platform.wiring import child_options
 
 LIFECYCLE_HOOK_NAME = "aws-node-termination-handler"
@@ -106,6 +107,8 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             # createNamespace would leave one behind that nothing manages or deletes.
             namespace=cfg.namespace,
             values=values,
+            # How a preflight tells this stack's release from one another tool installed under the same name.
+            description=release_marker(pulumi.get_project(), pulumi.get_stack()),
             opts=child_options(self, opts, *depends_on))
 
         self.release_name = release.name.apply(lambda n: n or RELEASE_NAME)

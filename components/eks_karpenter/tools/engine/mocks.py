@@ -10,10 +10,12 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
 from eks_karpenter import versions
+from eks_karpenter.platform.preflight.facts import IN_CLUSTER_TOKEN
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
 from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
 
-__all__ = ["ACCOUNT_ID", "CapturingMonitor", "InvokeFailure", "PlanMocks", "PlanReferenceError", "digest", "partition"]
+__all__ = ["ACCOUNT_ID", "CapturingMonitor", "InvokeFailure", "LookupFailed", "PlanMocks", "PlanReferenceError",
+           "digest", "partition"]
 
 
 class PlanReferenceError(Exception):
@@ -24,6 +26,10 @@ class PlanReferenceError(Exception):
         super().__init__(f"no offline outputs for stack reference {ref!r} ({hint}); pass the platform's "
                          "project with --platform DIR (its offline plan answers <org>/<project>/<stack>), or its "
                          "outputs with --stack-outputs FILE")
+
+
+class LookupFailed(Exception):
+    """Raised by an `invoke_results` answer: the look-up fails as the provider would fail it."""
 
 
 class PlanMocks(pulumi.runtime.Mocks):
@@ -45,14 +51,21 @@ class PlanMocks(pulumi.runtime.Mocks):
         return provider_state(args.typ, args.name, dict(args.inputs), self.region, args.resource_id or None)
 
     def call(self, args: _mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]]]:
-        self.invokes.append(PlannedInvoke(token=args.token, args=_plain(dict(args.args))))
-        if args.token in self.invoke_results:
-            result = self.invoke_results[args.token]
-            try:
-                return dict(result(args.args) if callable(result) else result), []
-            except InvokeFailure as failure:  # as the provider reports e.g. a missing SSM parameter
-                return {}, [(failure.property, failure.reason)]
-        return dict(_invoke(args.token, args.args, self.region)), []
+        try:
+            return self.answer(args.token, dict(args.args)), []
+        except InvokeFailure as failure:  # as the provider reports e.g. a missing SSM parameter
+            return {}, [(failure.property, failure.reason)]
+        except LookupFailed as exc:  # as a provider reports a failed look-up (a node group that is not there)
+            return {}, [("", str(exc))]
+
+    def answer(self, token: str, args: dict[str, Any]) -> dict[str, Any]:
+        """A look-up's answer (recorded as an invoke): the test's `invoke_results`, else a placeholder. Also
+        answers the preflight's in-cluster look-up, which a real run asks the cluster's API server."""
+        self.invokes.append(PlannedInvoke(token=token, args=_plain(args)))
+        if token in self.invoke_results:
+            result = self.invoke_results[token]
+            return dict(result(args) if callable(result) else result)
+        return dict(_invoke(token, args, self.region))
 
 
 class InvokeFailure(Exception):
@@ -94,7 +107,9 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
             "certificateAuthorities": [{"data": CA_DATA}],
             "identities": [{"oidcs": [{"issuer": issuer}]}],
             "vpcConfig": {"clusterSecurityGroupId": f"sg-{digest(cluster + '/cluster-sg')}",
-                          "vpcId": f"vpc-{digest(cluster)}", "subnetIds": [], "securityGroupIds": []},
+                          "vpcId": f"vpc-{digest(cluster)}", "subnetIds": [], "securityGroupIds": [],
+                          "endpointPrivateAccess": True, "endpointPublicAccess": True,
+                          "publicAccessCidrs": ["0.0.0.0/0"]},
             "accessConfigs": [{"authenticationMode": "API_AND_CONFIG_MAP"}],
             "version": "1.33",
             "id": cluster,
@@ -110,6 +125,32 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
         version = versions.ADDON_VERSIONS.get(minor, {}).get(addon, "v0.0.0-eksbuild.1")
         return {"addonName": addon, "kubernetesVersion": minor, "mostRecent": bool(args.get("mostRecent")),
                 "version": version, "id": addon}
+    if token == "aws:eks/getNodeGroup:getNodeGroup":
+        # Placeholders: a group named like a spot group is a Cluster Autoscaler spot group (0 to 10, 3 nodes),
+        # any other an on-demand group of 2 to 3 nodes. Tests answer it with invoke_results for other shapes.
+        cluster, group = args.get("clusterName", "cluster"), args.get("nodeGroupName", "group")
+        spot = "spot" in group
+        return {
+            "clusterName": cluster, "nodeGroupName": group, "id": f"{cluster}:{group}",
+            "arn": f"arn:aws:eks:{region}:{ACCOUNT_ID}:nodegroup/{cluster}/{group}/{digest(group, 8)}",
+            "capacityType": "SPOT" if spot else "ON_DEMAND", "status": "ACTIVE",
+            "nodeRoleArn": f"arn:aws:iam::{ACCOUNT_ID}:role/{cluster}-{group}-node",
+            "subnetIds": [f"subnet-{digest(cluster + '/' + z)}" for z in "abc"],
+            "scalingConfigs": [{"minSize": 0, "maxSize": 10, "desiredSize": 3} if spot
+                               else {"minSize": 2, "maxSize": 3, "desiredSize": 2}],
+            "amiType": "AL2_x86_64", "instanceTypes": ["m5.large"], "labels": {}, "taints": [], "tags": {},
+            "diskSize": 20, "releaseVersion": "", "version": "1.33", "launchTemplates": [], "remoteAccesses": [],
+            "resources": [],
+        }
+    if token == "aws:iam/getSessionContext:getSessionContext":
+        arn = str(args.get("arn", ""))
+        return {"arn": arn, "issuerArn": arn, "issuerId": "PLAN", "issuerName": arn.rsplit("/", 1)[-1],
+                "sessionName": "", "id": arn}
+    if token == IN_CLUSTER_TOKEN:
+        # The cluster as a first install finds it: reachable, nothing named like this stack's, Cluster
+        # Autoscaler's Deployment at one replica.
+        return {"reachable": True, "helmReleases": [], "crds": [],
+                "deployments": dict.fromkeys(args.get("deployments", []), 1)}
     if token == "aws:iam/getRoles:getRoles":
         # A fresh account: no role matches. Tests answer it with invoke_results for a used account.
         return {"names": [], "arns": [], "id": region, **{k: v for k, v in args.items() if v is not None}}

@@ -23,7 +23,9 @@ the API version and not what the nodes do:
   or `amazon`, so those owners are written out.
 
 Without an `amiSelector` the AMI family becomes an alias term: the pinned `versions.AMI_ALIAS` for AL2023,
-`<family>@latest` (with a note to pin it) for AL2 and Bottlerocket.
+`<family>@latest` (with a note to pin it) for AL2 and Bottlerocket. The target is the stack's Kubernetes version:
+from 1.33 on, where EKS publishes no AL2 AMIs, a template without `amiFamily` becomes AL2023 (with a note) and
+one that says AL2 is a problem.
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from eks_karpenter import versions
 from eks_karpenter.config.errors import Issue, issues_from_validation_error
 from eks_karpenter.config.errors import render_path as render_config_path
 from eks_karpenter.platform.nodepool.config import ZONE, NodeClassConfig, NodePoolConfig
 from eks_karpenter.platform.nodepool.rules import validate_node_config
+from eks_karpenter.platform.version_rules import validate_node_class_amis
 from eks_karpenter.tools.migrate.fields import CAPACITY_TYPE, CLASSES_KEY, LEGACY_POOL_LABEL, NAME, POOLS_KEY
 from eks_karpenter.tools.migrate.model import Conversion, Doc, LegacyImportError
 from eks_karpenter.tools.migrate.node_template import convert_template
@@ -47,13 +51,14 @@ from eks_karpenter.tools.migrate.provisioner import PoolDraft, convert_provision
 from eks_karpenter.tools.migrate.reader import Ctx, Report, brief
 
 
-def convert_documents(docs: list[Doc]) -> Conversion:
-    """Convert parsed legacy documents. Raises `LegacyImportError` listing every problem found."""
+def convert_documents(docs: list[Doc], kubernetes_version: str = versions.KUBERNETES_VERSION) -> Conversion:
+    """Convert parsed legacy documents for a cluster on `kubernetes_version` (the stack's `cluster.version`: AMI
+    aliases must have AMIs for it). Raises `LegacyImportError` listing every problem found."""
     report = Report()
     provisioners, templates = split_documents(docs, report)
     by_name = _named_templates(templates)
     drafts, inline = _convert_provisioners(provisioners, by_name)
-    classes, origin = _convert_templates([*by_name.values(), *inline])
+    classes, origin = _convert_templates([*by_name.values(), *inline], kubernetes_version)
     node_classes, pool_class = _place_kubelet(drafts, classes, origin)
     referenced = {d.template for d in drafts if d.template}
     for name, tpl in by_name.items():
@@ -63,7 +68,8 @@ def convert_documents(docs: list[Doc]) -> Conversion:
                   for d in drafts]
     class_ctx = {c["name"]: origin[c.pop("_from")] for c in node_classes}
     if not report.problems:
-        _validate(node_pools, [d.ctx for d in drafts], node_classes, [class_ctx[c["name"]] for c in node_classes])
+        _validate(node_pools, [d.ctx for d in drafts], node_classes, [class_ctx[c["name"]] for c in node_classes],
+                  kubernetes_version)
     if not report.problems and not node_pools and not node_classes:
         report.problems.append("no karpenter.sh/v1alpha5 Provisioner or karpenter.k8s.aws/v1alpha1 AWSNodeTemplate "
                                "in the given files")
@@ -113,7 +119,8 @@ def _convert_provisioners(provisioners: Sequence[ProvisionerDoc],
     return drafts, inline
 
 
-def _convert_templates(templates: Sequence[TemplateDoc]) -> tuple[dict[str, dict[str, Any]], dict[str, Ctx]]:
+def _convert_templates(templates: Sequence[TemplateDoc],
+                       kubernetes_version: str) -> tuple[dict[str, dict[str, Any]], dict[str, Ctx]]:
     """The converted node classes by name, and the document each came from."""
     classes: dict[str, dict[str, Any]] = {}
     origin: dict[str, Ctx] = {}
@@ -124,7 +131,7 @@ def _convert_templates(templates: Sequence[TemplateDoc]) -> tuple[dict[str, dict
                             "rename one of them")
             continue
         origin[tpl.name] = tpl.ctx
-        converted = convert_template(tpl)
+        converted = convert_template(tpl, kubernetes_version)
         if converted is not None:
             classes[tpl.name] = converted
     return classes, origin
@@ -155,7 +162,7 @@ def _check_name(ctx: Ctx, name: str, kind: str) -> None:
 
 
 def _validate(pools: list[dict[str, Any]], pool_ctx: list[Ctx], classes: list[dict[str, Any]],
-              class_ctx: list[Ctx]) -> None:
+              class_ctx: list[Ctx], kubernetes_version: str) -> None:
     """The library's models and rules have the last word: what they refuse would not load from a stack file.
 
     Their findings are reported against the legacy document the entry came from. Two stack-level facts are not
@@ -176,6 +183,8 @@ def _validate(pools: list[dict[str, Any]], pool_ctx: list[Ctx], classes: list[di
                     for v in r.get("values", [])})
     issues = validate_node_config(parsed[POOLS_KEY], parsed[CLASSES_KEY], zones, True, (POOLS_KEY,),
                                   (CLASSES_KEY,))
+    # The version's AMI rules too (an AL2 family from 1.33 on, an alias older than the version).
+    issues += validate_node_class_amis(kubernetes_version, parsed[CLASSES_KEY], (CLASSES_KEY,))
     for issue in issues:
         section, index = issue.path[0], issue.path[1]
         i = index if isinstance(index, int) else 0

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from eks_karpenter import versions
+from eks_karpenter.platform.cluster.rules import al2_unavailable
 from eks_karpenter.tools.migrate.fields import (
     AMI_FAMILIES,
     EC2_METADATA_DEFAULTS,
@@ -44,7 +45,7 @@ def _provider_hint(key: str) -> str | None:
     return None
 
 
-def convert_template(tpl: TemplateDoc) -> dict[str, Any] | None:
+def convert_template(tpl: TemplateDoc, kubernetes_version: str = versions.KUBERNETES_VERSION) -> dict[str, Any] | None:
     ctx, spec, sp = tpl.ctx, tpl.spec, tpl.path
     problems_before = len(ctx.report.problems)
     if tpl.inline:
@@ -62,7 +63,7 @@ def convert_template(tpl: TemplateDoc) -> dict[str, Any] | None:
     out: dict[str, Any] = {"name": tpl.name}
     written: list[str] = []  # v1alpha1 defaults written out because v1's (or this library's) differ
 
-    family, ami_terms = _ami(ctx, sp, spec)
+    family, ami_terms = _ami(ctx, sp, spec, kubernetes_version)
     if family is not None and "amiSelector" in spec:
         out["amiFamily"] = family
         if "amiFamily" not in spec:
@@ -115,8 +116,10 @@ def convert_template(tpl: TemplateDoc) -> dict[str, Any] | None:
     return out
 
 
-def _ami(ctx: Ctx, sp: Path, spec: Mapping[str, Any]) -> tuple[str | None, list[dict[str, Any]] | None]:
-    """(the AMI family in effect, amiSelectorTerms). Without an amiSelector the family becomes an alias term."""
+def _ami(ctx: Ctx, sp: Path, spec: Mapping[str, Any],
+         kubernetes_version: str) -> tuple[str | None, list[dict[str, Any]] | None]:
+    """(the AMI family in effect, amiSelectorTerms). Without an amiSelector the family becomes an alias term, one
+    that has AMIs for `kubernetes_version`: v1alpha1's implied AL2 becomes AL2023 where AL2 has none."""
     family = "AL2"  # v1alpha1's default
     if "amiFamily" in spec:
         chosen = ctx.choice(sp + ("amiFamily",), spec["amiFamily"], AMI_FAMILIES)
@@ -127,6 +130,24 @@ def _ami(ctx: Ctx, sp: Path, spec: Mapping[str, Any]) -> tuple[str | None, list[
         ctx.problem(sp + ("amiFamily",), "Ubuntu was removed in Karpenter v1: use AL2023 (EKS-optimised AMIs, "
                     "amiSelectorTerms alias) or Custom with an amiSelector naming your Ubuntu AMIs")
         return None, None
+    if family == "AL2" and al2_unavailable(kubernetes_version):
+        no_al2 = (f"EKS publishes no Amazon Linux 2 AMIs for Kubernetes {kubernetes_version} (the last is "
+                  f"{versions.AL2_LAST_KUBERNETES_VERSION})")
+        if "amiFamily" in spec:
+            ctx.problem(sp + ("amiFamily",), f"AL2: {no_al2}: set amiFamily AL2023 or Bottlerocket (and rewrite any "
+                        "userData for it), or import for the cluster's own version with --kubernetes-version")
+            return None, None
+        if "amiSelector" in spec:
+            ctx.problem(sp + ("amiFamily",), f"not set, so v1alpha1 treated the selected AMIs as AL2, and {no_al2}: "
+                        "say which family the selected AMIs are (amiFamily AL2023, Bottlerocket or Custom)")
+            return None, None
+        family = "AL2023"
+        rewrite = (" Its userData was written for AL2's bootstrap.sh: AL2023 nodes boot with nodeadm, so rewrite "
+                   "it (a NodeConfig, or a shell script for what runs before the kubelet)."
+                   if "userData" in spec else "")
+        ctx.note(sp + ("amiFamily",), f"not set: v1alpha1 assumed AL2, and {no_al2}, so the class uses AL2023 "
+                 f"(amiSelectorTerms alias {versions.AMI_ALIAS}).{rewrite}")
+        return family, [{"alias": versions.AMI_ALIAS}]
     if "amiSelector" in spec:
         return family, _ami_terms(ctx, sp + ("amiSelector",), spec["amiSelector"])
     if family == "Custom":

@@ -45,6 +45,10 @@ def add_parser(sub: Any) -> None:
                        help="markdown: for a CI job summary")
     smoke.add_argument("--dry-run", action="store_true",
                        help="print the manifests it would apply (YAML; JSON with --format json), touch nothing")
+    smoke.add_argument("--phase", type=int, nargs="?", const=0, metavar="N",
+                       help="only check the cluster is in the state migration phase N expects (default: the "
+                            "stack's migration.phase): Cluster Autoscaler's replicas, pools Ready, drained node "
+                            "groups, no long-Pending pods")
     smoke.add_argument("--cleanup", action="store_true",
                        help="only delete namespaces left by an earlier interrupted run, then exit")
     smoke.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig file (default: the stack's `kubeconfig` "
@@ -125,6 +129,19 @@ def _dry_run(plan: Any, fmt: str) -> str:
     return "---\n".join(parts)
 
 
+def _check_phase(args: argparse.Namespace, cfg: Any, api_factory: Any) -> int:
+    from eks_karpenter.tools.smoke.phase import PhaseCheckError, check_phase, expectation, render_json, render_text
+
+    try:
+        want = expectation(cfg, args.phase or None)
+    except PhaseCheckError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    checks = check_phase((api_factory or connect)(args), want)
+    sys.stdout.write((render_json if args.format == "json" else render_text)(args.stack, want, checks))
+    return 0 if all(c.ok for c in checks) else 1
+
+
 def cmd_smoke(args: argparse.Namespace, api_factory: Any = None, settings: Any = None) -> int:
     """The command. `api_factory` and `settings` are for tests (a fake API server, a fast clock)."""
     from eks_karpenter.tools.smoke.kube import KubeError
@@ -139,6 +156,8 @@ def cmd_smoke(args: argparse.Namespace, api_factory: Any = None, settings: Any =
                                                                                 else ""), file=sys.stderr)
             return 0
         cfg = _stack_config(args.stack, args.program)
+        if getattr(args, "phase", None) is not None:
+            return _check_phase(args, cfg, api_factory)
         plan = plan_smoke(args.stack, rendered_pools(cfg), args.pool, capacity_type=args.capacity_type)
         if args.dry_run:
             sys.stdout.write(_dry_run(plan, args.format))

@@ -18,6 +18,13 @@ INSTALL_HINT = "pip install 'eks-karpenter[smoke]'"
 class KubeError(Exception):
     """An API call failed in a way the smoke test cannot work around (unreachable server, forbidden, ...)."""
 
+    def __init__(self, message: str, status: int | None = None, reachable: bool = True) -> None:
+        super().__init__(message)
+        self.status = status
+        """The HTTP status the API server answered with (None: no answer, or not an HTTP error)."""
+        self.reachable = reachable
+        """False when the API server could not be reached at all."""
+
 
 def _client() -> Any:
     try:
@@ -36,6 +43,7 @@ class KubeApi:
         self.core = k.client.CoreV1Api(api_client)
         self.apps = k.client.AppsV1Api(api_client)
         self.custom = k.client.CustomObjectsApi(api_client)
+        self.extensions = k.client.ApiextensionsV1Api(api_client)
         self._api_exception = k.client.ApiException
         self.server = str(api_client.configuration.host)
 
@@ -65,12 +73,12 @@ class KubeApi:
             message = exc.reason
             with contextlib.suppress(TypeError, ValueError, AttributeError):
                 message = json.loads(exc.body).get("message", message)
-            raise KubeError(f"{fn.__name__}: HTTP {exc.status}: {message}") from None
+            raise KubeError(f"{fn.__name__}: HTTP {exc.status}: {message}", status=exc.status) from None
         except OSError as exc:  # urllib3's connection errors are OSErrors too
-            raise KubeError(f"cannot reach the Kubernetes API at {self.server}: {exc}") from None
+            raise KubeError(f"cannot reach the Kubernetes API at {self.server}: {exc}", reachable=False) from None
         except Exception as exc:
             if type(exc).__module__.startswith("urllib3"):
-                raise KubeError(f"cannot reach the Kubernetes API at {self.server}: {exc}") from None
+                raise KubeError(f"cannot reach the Kubernetes API at {self.server}: {exc}", reachable=False) from None
             raise
         data = response.data
         return json.loads(data) if data else {}
@@ -104,6 +112,32 @@ class KubeApi:
     def pods_on_node(self, node: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self._call(self.core.list_pod_for_all_namespaces,
                                                  field_selector=f"spec.nodeName={node}")["items"]
+        return items
+
+    def get_deployment(self, namespace: str, name: str) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = self._call(self.apps.read_namespaced_deployment, name, namespace,
+                                                  missing_ok=True)
+        return found
+
+    def pending_pods(self) -> list[dict[str, Any]]:
+        """Every Pending pod of the cluster."""
+        items: list[dict[str, Any]] = self._call(self.core.list_pod_for_all_namespaces,
+                                                 field_selector="status.phase=Pending")["items"]
+        return items
+
+    def list_secrets(self, label_selector: str) -> list[dict[str, Any]]:
+        """Secrets of every namespace (Helm keeps its releases in them)."""
+        items: list[dict[str, Any]] = self._call(self.core.list_secret_for_all_namespaces,
+                                                 label_selector=label_selector)["items"]
+        return items
+
+    def list_crds(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self._call(self.extensions.list_custom_resource_definition)["items"]
+        return items
+
+    def list_nodepools(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self._call(
+            self.custom.list_cluster_custom_object, KARPENTER_GROUP, KARPENTER_VERSION, "nodepools")["items"]
         return items
 
     # --- nodes and Karpenter objects -----------------------------------------------------------------------

@@ -178,11 +178,13 @@ def plan_pool(pool_manifest: Mapping[str, Any], class_manifest: Mapping[str, Any
 
 def rendered_pools(cfg: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(NodePool, EC2NodeClass) manifests of a validated `StackConfig`, as `pulumi up` applies them."""
+    from eks_karpenter.platform.migration.plan import with_opt_in_taint
     from eks_karpenter.platform.nodepool.manifests import render_node_class, render_node_pool
 
     classes = {c.name: c for c in cfg.node_classes}
     out = []
-    for pool in cfg.node_pools:
+    # In migration phase 1 the pools carry the opt-in taint: the test pods tolerate it like opted-in workloads.
+    for pool in (with_opt_in_taint(p, getattr(cfg, "migration", None)) for p in cfg.node_pools):
         # The cluster name and role only fill selector tags and `role`; admission reads the AMI family.
         node_class = render_node_class(classes[pool.node_class], cfg.cluster.name, "node-role", {})
         out.append((render_node_pool(pool), node_class))

@@ -1,0 +1,2 @@
+"""Preflight of an adopted cluster: look-ups (`lookup`, `probe`) and checks (`checks`) that run before anything
+is registered, on facts (`facts`) the offline plan's mocks can answer."""

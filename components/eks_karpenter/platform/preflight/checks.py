@@ -1,0 +1,202 @@
+"""The preflight's rules: what an adopted cluster must be like before this stack registers anything on it.
+
+Pure: facts in (see facts.py), problems out, each at the stack-file key that fixes it and with the command to
+run where one helps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.stack import StackConfig
+from eks_karpenter.platform.preflight.facts import ACCESS_ENTRY_MODES, ClusterFacts, Crd, InCluster, NodeGroup
+
+CRD_GROUPS = ("karpenter.sh", "karpenter.k8s.aws")
+V1_CRDS = ("ec2nodeclasses.karpenter.k8s.aws", "nodeclaims.karpenter.sh", "nodepools.karpenter.sh")
+"""The CRDs the karpenter-crd chart installs."""
+LEGACY_CRDS = ("awsnodetemplates.karpenter.k8s.aws", "machines.karpenter.sh", "provisioners.karpenter.sh")
+"""v1alpha5's: an older Karpenter was (or still is) installed."""
+ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+
+
+@dataclass(frozen=True)
+class OurRelease:
+    """A Helm release this stack installs: where, under which resource, and the key that governs it."""
+
+    namespace: str
+    name: str
+    resource_type: str
+    resource_name: str
+    parent_urn: str
+    key: Path
+    value: object
+    """The value at `key` (the namespace; `enabled: true` for the node termination handler)."""
+    alternative: str = ""
+
+
+def preflight_issues(cfg: StackConfig, facts: ClusterFacts, *, releases: list[OurRelease], marker: str,
+                     project: str) -> list[Issue]:
+    """Every problem the facts show, in the order a person would fix them (access first)."""
+    at_cluster: Path = (f"{project}:cluster",)
+    issues = _authentication_mode(facts, at_cluster)
+    if facts.in_cluster is not None:
+        reach = _reach(facts, facts.in_cluster, at_cluster, project)
+        issues += reach
+        if not reach:
+            issues += _releases(facts.in_cluster, releases, marker)
+            issues += _crds(cfg, facts.in_cluster, project)
+            issues += _cluster_autoscaler(cfg, facts.in_cluster, project)
+    issues += _node_groups(cfg, facts, project)
+    return issues
+
+
+def _authentication_mode(facts: ClusterFacts, at: Path) -> list[Issue]:
+    # Karpenter's nodes join through an EC2_LINUX access entry, which a CONFIG_MAP-only cluster ignores: nodes
+    # would launch and never become Ready.
+    if facts.authentication_mode in ACCESS_ENTRY_MODES:
+        return []
+    return [Issue(at + ("existing",), f"the existing cluster {facts.name!r} uses authentication mode "
+                  f"{facts.authentication_mode}, in which access entries (Karpenter's nodes, eks-karpenter:access) do "
+                  f"not work: switch it first with `aws eks update-cluster-config --name {facts.name} --access-config "
+                  "authenticationMode=API_AND_CONFIG_MAP` (aws-auth keeps working; the switch cannot be undone), "
+                  "then run again", True)]
+
+
+def _reach(facts: ClusterFacts, found: InCluster, at: Path, project: str) -> list[Issue]:
+    if not found.reachable:
+        if not facts.endpoint_public_access:
+            how = ("its endpoint is private (endpointPublicAccess: false): run from a host inside the cluster's VPC "
+                   "(or connected to it by VPN, peering or a bastion)")
+        elif facts.public_access_cidrs and "0.0.0.0/0" not in facts.public_access_cidrs:
+            how = (f"its public endpoint admits only {', '.join(facts.public_access_cidrs)}: run from one of "
+                   "those networks, or add this host's address with `aws eks update-cluster-config --name "
+                   f"{facts.name} --resources-vpc-config publicAccessCidrs=...`")
+        else:
+            how = "check this host's network path and proxy settings"
+        return [Issue(at + ("existing",), f"cannot reach the API server of {facts.name!r} at {facts.endpoint} "
+                      f"({found.error}): {how}", True)]
+    if found.status == 401:
+        return [Issue((f"{project}:access", "providerCredentials"), f"the API server of {facts.name!r} refused the "
+                      f"deployer's credentials ({facts.deployer_arn}): give that principal an access entry "
+                      f"(`aws eks create-access-entry --cluster-name {facts.name} --principal-arn "
+                      f"{facts.deployer_arn}` and `aws eks associate-access-policy --cluster-name {facts.name} "
+                      f"--principal-arn {facts.deployer_arn} --policy-arn {ADMIN_POLICY} --access-scope "
+                      "type=cluster`), or name a role that has one in providerCredentials", None, has_value=False)]
+    if found.status == 403:
+        return [Issue((f"{project}:access", "providerCredentials"), f"the deployer ({facts.deployer_arn}) "
+                      f"authenticates to {facts.name!r} but may not read what this stack installs ({found.error}): "
+                      f"it needs cluster-wide admin ({ADMIN_POLICY})", None, has_value=False)]
+    if found.status is not None or found.error:
+        return [Issue(at + ("existing",), f"the API server of {facts.name!r} answered with an error "
+                      f"(HTTP {found.status}: {found.error})", True)]
+    return []
+
+
+def _releases(found: InCluster, ours: list[OurRelease], marker: str) -> list[Issue]:
+    issues: list[Issue] = []
+    for want in ours:
+        for release in found.helm_releases:
+            if release.name != want.name or release.description == marker:
+                continue
+            if release.namespace == want.namespace:
+                fix = (f"adopt it with `pulumi import {want.resource_type} {want.resource_name} "
+                       f"{release.namespace}/{release.name} --parent '{want.parent_urn}'` (then run again)"
+                       f"{want.alternative}, or uninstall it first")
+                what = "Helm would refuse to install over it"
+            else:
+                fix = f"uninstall it (`helm uninstall -n {release.namespace} {release.name}`){want.alternative}"
+                what = f"a second copy in {want.namespace} would act on the same nodes"
+            issues.append(Issue(want.key, f"a Helm release {release.namespace}/{release.name} (status "
+                                f"{release.status}) already exists and this stack does not manage it: {what}; {fix}",
+                                want.value))
+    return issues
+
+
+def _crds(cfg: StackConfig, found: InCluster, project: str) -> list[Issue]:
+    at: Path = (f"{project}:karpenter",)
+    from eks_karpenter.platform.karpenter.component import CRD_RELEASE
+
+    namespace = cfg.karpenter.namespace
+    issues: list[Issue] = []
+    legacy = sorted(c.name for c in found.crds if c.name in LEGACY_CRDS)
+    if legacy:
+        issues.append(Issue(at, f"an older Karpenter's CRDs are installed ({', '.join(legacy)}): convert its "
+                            "Provisioners and AWSNodeTemplates with `eks-karpenter import-legacy`, uninstall it and "
+                            "delete those CRDs before this stack installs Karpenter v1 (two controllers would "
+                            "launch and remove the same nodes)", None, has_value=False))
+
+    def foreign(crd: Crd) -> bool:
+        return crd.name in V1_CRDS and (crd.release_name, crd.release_namespace) != (CRD_RELEASE, namespace)
+
+    taken = sorted(c.name for c in found.crds if foreign(c))
+    if taken and not cfg.karpenter.adopt_existing_crds:
+        owners = sorted({f"Helm release {c.release_namespace}/{c.release_name}" if c.release_name
+                         else "no Helm release" for c in found.crds if foreign(c)})
+        names = " ".join(taken)
+        issues.append(Issue(at + ("adoptExistingCrds",), f"Karpenter's CRDs already exist ({', '.join(taken)}; owned "
+                            f"by {', '.join(owners)}), so installing the {CRD_RELEASE} chart would fail on them: set "
+                            "adoptExistingCrds: true to take them over (the objects in them are kept), or mark them "
+                            f"for Helm yourself: `kubectl label crd {names} app.kubernetes.io/managed-by=Helm "
+                            f"--overwrite` and `kubectl annotate crd {names} meta.helm.sh/release-name="
+                            f"{CRD_RELEASE} meta.helm.sh/release-namespace={namespace} --overwrite`", False))
+    return issues
+
+
+def _cluster_autoscaler(cfg: StackConfig, found: InCluster, project: str) -> list[Issue]:
+    if cfg.migration is None:
+        return []
+    ca = cfg.migration.cluster_autoscaler
+    at: Path = (f"{project}:migration", "clusterAutoscaler")
+    key = f"{ca.namespace}/{ca.name}"
+    if key not in found.deployments:
+        return [Issue(at + ("name",), f"no Deployment {key} in the cluster: name Cluster Autoscaler's Deployment "
+                      "(`kubectl get deploy -A | grep -i autoscaler`)", ca.name)]
+    running = found.deployments[key]
+    if cfg.migration.phase == 1 and running not in (0, ca.replicas):
+        return [Issue(at + ("replicas",), f"Cluster Autoscaler runs {running} replicas, not this count: phase 1 "
+                      "(and a rollback to it) would set this one", ca.replicas)]
+    return []
+
+
+def _node_groups(cfg: StackConfig, facts: ClusterFacts, project: str) -> list[Issue]:
+    from eks_karpenter.platform.migration.rules import NODEGROUP_LABEL, controller_node_group
+
+    issues: list[Issue] = []
+    stable = None if cfg.karpenter.controller_on_fargate else controller_node_group(cfg.karpenter)
+    if stable is not None:
+        at: Path = (f"{project}:karpenter", "nodeSelector", NODEGROUP_LABEL)
+        group = facts.node_groups.get(stable)
+        if not isinstance(group, NodeGroup):
+            issues.append(Issue(at, f"no managed node group {stable!r} in cluster {facts.name!r} ({group}): name the "
+                                "stable on-demand group the controller runs on", stable))
+        elif group.capacity_type != "ON_DEMAND":
+            issues.append(Issue(at, f"node group {stable!r} is {group.capacity_type} capacity: the controller needs "
+                                "on-demand nodes nothing takes away", stable))
+        elif group.min_size < cfg.karpenter.replicas:
+            issues.append(Issue(at, f"node group {stable!r} may shrink to {group.min_size} nodes (minSize), fewer "
+                                f"than the controller's {cfg.karpenter.replicas} replicas, each on its own node: "
+                                f"raise its minSize to at least {cfg.karpenter.replicas}", stable))
+    migration = cfg.migration
+    if migration is None:
+        return issues
+    at_groups: Path = (f"{project}:migration", "nodeGroups")
+    for i, want in enumerate(migration.node_groups):
+        if not migration.manages_node_groups and want.after_migration == "handBack":
+            continue
+        found = facts.node_groups.get(want.name)
+        if not isinstance(found, NodeGroup):
+            if migration.manages_node_groups:
+                issues.append(Issue(at_groups + (i, "name"), f"no managed node group {want.name!r} in cluster "
+                                    f"{facts.name!r} ({found})", want.name))
+            continue
+        if migration.phase == 1 and found.min_size != found.max_size and \
+                (found.min_size, found.max_size) != (want.min_size, want.max_size):
+            issues.append(Issue(at_groups + (i, "minSize"), f"node group {want.name!r} scales {found.min_size} to "
+                                f"{found.max_size} today: give those bounds (minSize, maxSize), so importing it "
+                                "changes nothing and a rollback restores them", want.min_size))
+        if not migration.manages_node_groups and found.desired_size > 0:
+            issues.append(Issue(at_groups + (i, "afterMigration"), f"node group {want.name!r} still has "
+                                f"{found.desired_size} nodes: drain it in phase 3 (drainTo: 0) before phase 4 deletes "
+                                "it, or hand it back", want.after_migration))
+    return issues

@@ -1,0 +1,107 @@
+"""The preflight's look-ups: AWS through Pulumi invokes (the offline plan's mocks answer them), the cluster's API
+through `in_cluster_lookup` (the offline plan answers it too; a real run asks the API server)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from eks_karpenter.config.errors import ConfigError
+from eks_karpenter.config.stack import StackConfig
+from eks_karpenter.platform.preflight.checks import OurRelease, preflight_issues
+from eks_karpenter.platform.preflight.facts import ClusterFacts, InCluster, NodeGroup, release_marker
+from eks_karpenter.platform.preflight.hook import in_cluster as ask_cluster
+
+
+def our_releases(cfg: StackConfig, project: str, stack: str) -> list[OurRelease]:
+    """The Helm releases this stack installs, with what adopting each takes."""
+    from eks_karpenter.platform.karpenter.component import CONTROLLER_RELEASE, CRD_RELEASE
+    from eks_karpenter.platform.nth.values import RELEASE_NAME
+
+    release = "kubernetes:helm.sh/v3:Release"
+    karpenter_urn = f"urn:pulumi:{stack}::{project}::eks-karpenter:index:Karpenter::karpenter"
+    ns = cfg.karpenter.namespace
+    at_ns = (f"{project}:karpenter", "namespace")
+    out = [OurRelease(ns, CRD_RELEASE, release, "karpenter-crd", karpenter_urn, at_ns, ns),
+           OurRelease(ns, CONTROLLER_RELEASE, release, "karpenter-controller", karpenter_urn, at_ns, ns)]
+    nth = cfg.node_termination_handler
+    if nth.enabled:
+        out.append(OurRelease(
+            nth.namespace, RELEASE_NAME, release, "node-termination-handler-release",
+            f"urn:pulumi:{stack}::{project}::eks-karpenter:index:NodeTerminationHandler::node-termination-handler",
+            (f"{project}:nodeTerminationHandler", "enabled"), True,
+            alternative=" (or keep yours: set nodeTerminationHandler.enabled: false)"))
+    return out
+
+
+def run_preflight(cfg: StackConfig, source: str, project: str, stack: str) -> tuple[aws.eks.GetClusterResult,
+                                                                                   ClusterFacts]:
+    """Look the adopted cluster up and check it (see checks.py); raise one `ConfigError` with every problem.
+    Call it before registering anything: a refusal then leaves nothing half-created."""
+    name = cfg.cluster.name
+    found = aws.eks.get_cluster(name=name)
+    modes = [c.authentication_mode for c in found.access_configs or []]
+    vpc = found.vpc_config
+    caller = aws.get_caller_identity()
+    # An assumed role's session ARN names the session; access entries name the role.
+    deployer = aws.iam.get_session_context(arn=caller.arn).issuer_arn or caller.arn
+    releases = our_releases(cfg, project, stack)
+    in_cluster = None
+    if cfg.cluster.preflight:
+        creds = cfg.access.provider_credentials
+        request: dict[str, Any] = {
+            "clusterName": name, "endpoint": found.endpoint, "region": cfg.region,
+            "certificateAuthority": found.certificate_authorities[0].data or "",
+            "roleArn": creds.role_arn, "profile": creds.profile,
+            "releases": sorted({r.name for r in releases}),
+            "deployments": [f"{cfg.migration.cluster_autoscaler.namespace}/{cfg.migration.cluster_autoscaler.name}"]
+            if cfg.migration else [],
+        }
+        in_cluster = InCluster.from_answer(ask_cluster(request))
+    facts = ClusterFacts(
+        name=name, authentication_mode=modes[0] if modes else "CONFIG_MAP",  # clusters from before access entries
+        endpoint=found.endpoint, endpoint_public_access=bool(getattr(vpc, "endpoint_public_access", True)),
+        public_access_cidrs=tuple(getattr(vpc, "public_access_cidrs", None) or ()), deployer_arn=deployer,
+        in_cluster=in_cluster, node_groups=_node_groups(cfg))
+    issues = preflight_issues(cfg, facts, releases=releases, marker=release_marker(project, stack), project=project)
+    if issues:
+        raise ConfigError(source, issues)
+    return found, facts
+
+
+def _node_groups(cfg: StackConfig) -> dict[str, NodeGroup | str]:
+    from eks_karpenter.platform.migration.rules import controller_node_group
+
+    names = [] if cfg.karpenter.controller_on_fargate else [controller_node_group(cfg.karpenter)]
+    if cfg.migration is not None:
+        names += [g.name for g in cfg.migration.node_groups
+                  if cfg.migration.manages_node_groups or g.after_migration == "delete"]
+    out: dict[str, NodeGroup | str] = {}
+    for name in sorted({n for n in names if n}):
+        try:
+            group = aws.eks.get_node_group(cluster_name=cfg.cluster.name, node_group_name=name)
+        except Exception as exc:  # an invoke error: the group does not exist, or may not be read
+            out[name] = _reason(exc)
+            continue
+        scaling = group.scaling_configs[0]
+        out[name] = NodeGroup(name=name, capacity_type=group.capacity_type, min_size=scaling.min_size,
+                              max_size=scaling.max_size, desired_size=scaling.desired_size,
+                              node_role_arn=group.node_role_arn, subnet_ids=tuple(group.subnet_ids),
+                              status=group.status)
+    return out
+
+
+def _reason(exc: Exception) -> str:
+    """The provider's reason, without the SDK's wrapping (`invoke of <token> failed: <reason> (<property>)`)."""
+    text = (str(exc) or type(exc).__name__).splitlines()[0]
+    return re.sub(r"^invoke of \S+ failed: ", "", text).removesuffix(" ()")
+
+
+def warn_unchecked(cfg: StackConfig) -> None:
+    """Say so when the in-cluster checks are off: a failed install is then the first sign of a collision."""
+    if cfg.cluster.existing and not cfg.cluster.preflight:
+        pulumi.log.warn("cluster.preflight is off: existing Helm releases, Karpenter CRDs and the deployer's access "
+                        "to the cluster's API are not checked before installing")
