@@ -34,9 +34,9 @@ def test_example_builds_its_pool_class_and_pinned_deployment_on_the_platform() -
     assert node_class["role"] == platform["nodeRoleName"]
     assert node_class["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": platform["clusterName"]}}]
     pool = by_type["kubernetes:karpenter.sh/v1:NodePool"]["inputs"]
-    assert pool["spec"]["template"]["spec"]["nodeClassRef"]["name"] == "batch"
+    assert pool["spec"]["template"]["spec"]["nodeClassRef"]["name"] == "batch-spot"
     pod = by_type["kubernetes:apps/v1:Deployment"]["inputs"]["spec"]["template"]["spec"]
-    assert pod["nodeSelector"]["karpenter.sh/nodepool"] == "batch"
+    assert pod["nodeSelector"]["karpenter.sh/nodepool"] == "batch-spot"
     assert {"key": "team", "operator": "Equal", "value": "batch", "effect": "NoSchedule"} in pod["tolerations"]
     provider = by_type["pulumi:providers:kubernetes"]["inputs"]
     assert provider["kubeconfig"] == "[secret]"  # the platform's kubeconfig output is secret

@@ -11,13 +11,17 @@ terminate the instances it launched instead of leaving them running.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags
+from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.config.running import locate_stack_file, read_stack_config
 from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.access import Access, access_entries
+from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, team_guardrails
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.component import lookup_existing_cluster
 from eks_karpenter.platform.cluster.rules import version_warnings
@@ -25,6 +29,7 @@ from eks_karpenter.platform.iam import KarpenterIam, NodeRole, iam_name
 from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
+from eks_karpenter.platform.karpenter.teardown_hooks import GUARD_CONFIGMAP, TeardownHooks
 from eks_karpenter.platform.namespaces import Namespaces, platform_namespaces
 from eks_karpenter.platform.network import Network
 from eks_karpenter.platform.nodepool import (
@@ -36,7 +41,13 @@ from eks_karpenter.platform.nodepool import (
     warnings_for,
 )
 from eks_karpenter.platform.nodepool.config import NodeClassConfig, SecurityGroupSelectorTerm
+from eks_karpenter.platform.nodepool.windows import render_windows
 from eks_karpenter.platform.nth import NodeTerminationHandler
+from eks_karpenter.platform.observability.alerts import queue_alarms
+from eks_karpenter.platform.observability.component import Observability
+from eks_karpenter.platform.observability.dashboard import PoolPrice, pool_price
+from eks_karpenter.platform.observability.monitors import karpenter_monitor_values, nth_monitor_values
+from eks_karpenter.quantities import cpu_millis
 
 
 def today() -> date:
@@ -85,10 +96,17 @@ def build_platform(cfg: StackConfig) -> None:
         "clusterName": name, "region": cfg.region, "config": cfg.access, "configPath": (f"{project}:access",),
         "source": source, "clusterCreatedHere": not cfg.cluster.existing,
         "tags": stack_tags,
+        "guardrails": team_guardrails(cfg.access.teams, PlatformNodeAccess(
+            cluster_name=name, node_role_name=node_role_name,
+            instance_profile=node_role_name if kcfg.node_role.instance_profile else None,
+            security_group_ids=tuple(cfg.cluster.node_security_group_ids),
+            node_classes=tuple(c.name for c in cfg.node_classes))),
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider})) \
         if cfg.access.cluster_admins or cfg.access.teams else None
 
-    queue = InterruptionQueue("interruption", {"clusterName": name, "tags": stack_tags}) \
+    obs = cfg.observability
+    queue = InterruptionQueue("interruption", {"clusterName": name, "tags": stack_tags,
+                                               "alarms": queue_alarms(obs), "alarmTopicArn": obs.alarm_topic_arn}) \
         if cfg.interruption.enabled else None
 
     iam = KarpenterIam("karpenter-iam", {
@@ -125,11 +143,16 @@ def build_platform(cfg: StackConfig) -> None:
             "clusterName": name, "region": cfg.region, "namespace": kcfg.namespace, "subnetIds": private_subnets,
             "tags": stack_tags}, opts=pulumi.ResourceOptions(depends_on=[cluster])))
 
+    # The destroy guard (tools/teardown.py): refuses while something destroy cannot delete exists, and drains this
+    # stack's pools before the controller goes. Hooks run in the program: `pulumi destroy --run-program`.
+    guard = TeardownHooks(name, [p.name for p in cfg.node_pools], cluster.provider_kubeconfig, kcfg.delete_timeout)
+
     karpenter = Karpenter("karpenter", {
         "config": kcfg, "clusterName": name, "clusterEndpoint": cluster.endpoint,
         "interruptionQueueName": queue.queue_name if queue else None,
         "controllerRoleArn": iam.controller_role_arn, "dependsOn": controller_needs,
         "deleteTimeout": kcfg.delete_timeout, "systemNodeGroup": not cfg.cluster.existing,
+        "extraValues": karpenter_monitor_values(obs), "controllerHooks": guard.drain_binding,
     }, opts=in_cluster)
 
     # Classes and pools belong to the Karpenter layer and need its CRDs and a running controller; destroy removes
@@ -137,28 +160,49 @@ def build_platform(cfg: StackConfig) -> None:
     # terminate their nodes. Their finalizers hold each delete until then: bounded by `deleteTimeout`.
     finalized = pulumi.CustomTimeouts(delete=kcfg.delete_timeout)
     classes: dict[str, NodeClass] = {}
+    classes_by_name: dict[str, dict[str, Any]] = {}
     for node_class in cfg.node_classes:
         if kcfg.node_role.instance_profile and not (node_class.role or node_class.instance_profile):
             node_class = node_class.model_copy(update={"instance_profile": node_role_name})
         node_class = with_node_security_groups(node_class, name, cfg.cluster.node_security_group_ids)
+        classes_by_name[node_class.name] = render_node_class(node_class, name, node_role_name, stack_tags)
         classes[node_class.name] = NodeClass(
             f"nodeclass-{node_class.name}",
-            {"manifest": render_node_class(node_class, name, node_role_name, stack_tags)},
+            {"manifest": classes_by_name[node_class.name]},
             opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[karpenter.controller],
                                         custom_timeouts=finalized))
-    for pool in cfg.node_pools:
-        NodePool(f"nodepool-{pool.name}", {"manifest": render_node_pool(pool)},
-                 opts=pulumi.ResourceOptions(parent=karpenter,
-                                             depends_on=[karpenter.controller, classes[pool.node_class]],
-                                             custom_timeouts=finalized))
+    pool_manifests = {pool.name: render_node_pool(pool) for pool in cfg.node_pools}
+    pools = [NodePool(f"nodepool-{pool.name}", {"manifest": pool_manifests[pool.name]},
+                      opts=pulumi.ResourceOptions(parent=karpenter,
+                                                  depends_on=[karpenter.controller, classes[pool.node_class]],
+                                                  custom_timeouts=finalized))
+             for pool in cfg.node_pools]
+    # Depends on every pool and class, so destroy deletes it first: its hook checks before any of them goes.
+    k8s.core.v1.ConfigMap("destroy-guard", metadata={"name": GUARD_CONFIGMAP, "namespace": kcfg.namespace},
+                          data={"nodePools": ",".join(p.name for p in cfg.node_pools),
+                                "destroy": "pulumi destroy --run-program (hooks check and drain first)"},
+                          opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[*pools, *classes.values()],
+                                                      hooks=guard.check_binding))
 
     if cfg.node_termination_handler.enabled:
         NodeTerminationHandler("node-termination-handler", {
             "config": cfg.node_termination_handler, "clusterName": name, "tags": stack_tags,
             "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
+            "extraValues": nth_monitor_values(obs, cfg.node_termination_handler.mode),
         }, opts=pulumi.ResourceOptions(
             providers={"kubernetes": cluster.provider},
             depends_on=[*cluster.ready, *namespace(cfg.node_termination_handler.namespace)]))
+
+    if obs.enabled:
+        # After the controller release: the chart installs nothing the rule needs, but the namespace must exist.
+        Observability("observability", {
+            "config": obs, "namespace": kcfg.namespace, "clusterName": name,
+            "poolPrices": pool_prices(cfg, pool_manifests, classes_by_name),
+            "region": cfg.region, "subnetIds": private_subnets,
+            "securityGroupIds": [cluster.cluster_security_group_id], "tags": stack_tags,
+            "nthNamespace": cfg.node_termination_handler.namespace if cfg.node_termination_handler.enabled
+            else None,
+        }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[karpenter.controller]))
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("clusterEndpoint", cluster.endpoint)
@@ -175,6 +219,11 @@ def build_platform(cfg: StackConfig) -> None:
     pulumi.export("interruptionQueueName", queue.queue_name if queue else None)
     pulumi.export("nodePools", [p.name for p in cfg.node_pools])
     pulumi.export("workloadScheduling", {p.name: scheduling_for(p) for p in cfg.node_pools})
+    # Local-time disruption windows as rendered (UTC), with what daylight saving does to them.
+    pulumi.export("disruptionWindows", {
+        p.name: [{"local": w.local, "utc": w.utc, "budget": w.budget, "daylightSaving": w.daylight_saving}
+                 for w in render_windows(p.disruption.windows, p.disruption.time_zone, today())]
+        for p in cfg.node_pools if p.disruption.windows})
     pulumi.export("accessPrincipals", [e.principal_arn for e in access_entries(cfg.access)] if access else [])
     pulumi.export("teamNamespaces", {team.name: list(team.namespaces) for team in cfg.access.teams})
     pulumi.export("vpcId", network.vpc_id)
@@ -194,6 +243,23 @@ def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str,
     have = {t.id for t in terms}
     terms += [SecurityGroupSelectorTerm(id=sg) for sg in group_ids if sg not in have]
     return node_class.model_copy(update={"security_group_selector_terms": terms})
+
+
+VCPU_LABEL = "karpenter.k8s.aws/instance-cpu"
+
+
+def pool_prices(cfg: StackConfig, pool_manifests: dict[str, dict[str, Any]],
+                class_manifests: dict[str, dict[str, Any]]) -> dict[str, PoolPrice | None]:
+    """On-demand price per vCPU-hour of what each pool admits (catalogue), and its cpu limit, for the dashboard."""
+    out: dict[str, PoolPrice | None] = {}
+    for pool in cfg.node_pools:
+        admission = admitted_for(pool_manifests[pool.name], class_manifests.get(pool.node_class))
+        per_vcpu = [t.on_demand_hourly / int(t.labels[VCPU_LABEL]) for t in admission.priced
+                    if t.on_demand_hourly is not None and t.labels.get(VCPU_LABEL, "0").isdigit()
+                    and int(t.labels[VCPU_LABEL]) > 0]
+        cpu = pool.limits.get("cpu")
+        out[pool.name] = pool_price(per_vcpu, cpu_millis(cpu) / 1000 if cpu is not None else None)
+    return out
 
 
 def main() -> None:
