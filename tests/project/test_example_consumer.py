@@ -94,3 +94,17 @@ def test_example_deploys_into_the_namespace_its_access_is_scoped_to() -> None:
     # the team's pool and class are deleted within a bounded time (their finalizers wait for the drain)
     for type_ in ("kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"):
         assert by_type[type_]["options"]["customTimeouts"] == {"delete": "15m"}
+
+
+def test_example_objects_are_admitted_by_the_platforms_team_policy() -> None:
+    """The consumer stack runs as the team: the dev platform's admission policy must let its pool and class in."""
+    from eks_karpenter.platform.access.plan import team_group
+
+    from tests.support.admission import admit
+
+    (policy,) = plan_stack("dev").by_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
+    for type_, r in resources().items():
+        if type_.startswith("kubernetes:karpenter"):
+            manifest = {k: r["inputs"][k] for k in ("apiVersion", "kind", "metadata", "spec")}
+            decision = admit(policy.inputs, "CREATE", [team_group("batch")], manifest)
+            assert decision.matched and decision.allowed, (type_, decision.denied)
