@@ -173,3 +173,27 @@ def test_pool_rights_need_kubernetes_1_30(tmp_path: Path) -> None:
     message = str(result.error)
     assert "nodePools" in message and "1.30" in message, message
     assert not result.document.resources
+
+
+def test_an_adopted_cluster_older_than_1_30_refuses_pool_rights_by_its_real_version() -> None:
+    import json
+
+    from eks_karpenter.tools.engine import mocks as engine_mocks
+    from eks_karpenter.tools.engine import run_plan
+
+    from tests.support import REPO
+
+    def old_cluster(args: dict[str, Any]) -> dict[str, Any]:
+        found = engine_mocks._invoke("aws:eks/getCluster:getCluster", args, "us-west-2")
+        return {**found, "version": "1.29"}
+
+    team = {"name": "batch", "namespaces": ["batch"], "nodePools": True,
+            "principalArns": ["arn:aws:iam::123456789012:role/team-batch-deploy"]}
+    access = json.dumps({"teams": [team]})
+    result = run_plan(REPO, "brownfield", invoke_results={"aws:eks/getCluster:getCluster": old_cluster},
+                      config_overrides={"eks-karpenter:access": access})
+    text = str(result.error)
+    assert "eks-karpenter:access.teams[0].nodePools" in text and "runs 1.29" in text, text
+    assert not result.document.resources
+    fine = run_plan(REPO, "brownfield", config_overrides={"eks-karpenter:access": access})  # the mock's 1.33
+    assert fine.error is None, fine.error

@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags
 from eks_karpenter.catalogue import admitted_for
+from eks_karpenter.config.errors import ConfigError, Issue
 from eks_karpenter.config.running import locate_stack_file, read_stack_config
 from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.access import Access, access_entries
@@ -70,6 +71,8 @@ def build_platform(cfg: StackConfig) -> None:
     # An existing cluster is looked up before anything is registered: if it cannot take Karpenter's nodes, the
     # error leaves nothing half-created.
     existing = lookup_existing_cluster(name, source, (f"{project}:cluster",)) if cfg.cluster.existing else None
+    if existing is not None:
+        refuse_guardrails_before_1_30(cfg, existing.version, source, project)
 
     network = Network("network", {"clusterName": name, "config": cfg.network, "tags": stack_tags}, opts=stateful)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
@@ -230,6 +233,17 @@ def build_platform(cfg: StackConfig) -> None:
     pulumi.export("privateSubnetIds", network.private_subnet_ids)
     pulumi.export("publicSubnetIds", network.public_subnet_ids)
     pulumi.export("discoveryTagValue", network.discovery_tag_value)
+
+
+def refuse_guardrails_before_1_30(cfg: StackConfig, version: str, source: str, project: str) -> None:
+    """An adopted cluster's real version decides whether the teams' admission policies can exist (the config's
+    `version` is the created cluster's): pool rights need admissionregistration.k8s.io/v1, Kubernetes 1.30+."""
+    minor = tuple(int(p) for p in version.split(".")[:2])
+    issues = [Issue((f"{project}:access", "teams", t, "nodePools"), f"pool rights need Kubernetes 1.30 or newer (the "
+                    f"admission policy that confines the team to its own pools); the existing cluster runs {version}",
+                    True) for t, team in enumerate(cfg.access.teams) if team.node_pools and minor < (1, 30)]
+    if issues:
+        raise ConfigError(source, issues)
 
 
 def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str,
