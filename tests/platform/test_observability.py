@@ -245,10 +245,15 @@ def test_monitor_values_use_the_charts_own_keys() -> None:
 
 def test_amp_scraper_plans_workspace_scraper_access_and_rules(tmp_path: Path) -> None:
     config = stack_config("prod")
-    config["eks-karpenter:observability"] = {"enabled": True, "metrics": "ampScraper"}
+    topic = "arn:aws:sns:us-east-1:123456789012:platform-oncall"
+    config["eks-karpenter:observability"] = {"enabled": True, "metrics": "ampScraper", "alarmTopicArn": topic}
     result = plan_config(config, tmp_path)
     assert result.error is None, result.error
     doc = result.document
+    alertmanager = yaml.safe_load(yaml.safe_load(doc.get(
+        "aws:amp/alertManagerDefinition:AlertManagerDefinition", "observability-alerts").inputs["definition"])[
+        "alertmanager_config"])
+    assert alertmanager["receivers"][0]["sns_configs"][0]["topic_arn"] == topic
     scraper = doc.get("aws:amp/scraper:Scraper", "observability-scraper").inputs
     assert scraper["source"]["eks"]["clusterArn"] == "arn:aws:eks:us-east-1:123456789012:cluster/prod-karpenter"
     assert len(scraper["source"]["eks"]["subnetIds"]) == 3
@@ -269,11 +274,13 @@ def test_amp_scraper_plans_workspace_scraper_access_and_rules(tmp_path: Path) ->
 def test_amp_workspace_given_is_used_not_created(tmp_path: Path) -> None:
     config = stack_config("prod")
     arn = "arn:aws:aps:us-east-1:123456789012:workspace/ws-0123abcd-4567-89ef-0123-456789abcdef"
-    config["eks-karpenter:observability"] = {"enabled": True, "metrics": "ampScraper", "ampWorkspaceArn": arn}
+    config["eks-karpenter:observability"] = {"enabled": True, "metrics": "ampScraper", "ampWorkspaceArn": arn,
+                                             "alarmTopicArn": "arn:aws:sns:us-east-1:123456789012:oncall"}
     result = plan_config(config, tmp_path)
     assert result.error is None, result.error
     doc = result.document
     assert not doc.by_type("aws:amp/workspace:Workspace")
+    assert not doc.by_type("aws:amp/alertManagerDefinition:AlertManagerDefinition")  # the workspace's own
     assert doc.get("aws:amp/scraper:Scraper", "observability-scraper").inputs["destination"] == {
         "amp": {"workspaceArn": arn}}
     assert doc.get("aws:amp/ruleGroupNamespace:RuleGroupNamespace", "observability-rules").inputs[

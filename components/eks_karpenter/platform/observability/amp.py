@@ -74,6 +74,17 @@ def collector_binding() -> dict[str, Any]:
     }
 
 
+def alert_manager_definition(topic_arn: str, region: str) -> str:
+    """The workspace's Alertmanager configuration: every alert to the SNS topic (the topic's policy must let
+    `aps.amazonaws.com` publish), grouped per alert name, repeated every four hours while it fires."""
+    return yaml.safe_dump({"alertmanager_config": yaml.safe_dump({
+        "route": {"receiver": "sns", "group_by": ["alertname"], "repeat_interval": "4h"},
+        "receivers": [{"name": "sns", "sns_configs": [{
+            "topic_arn": topic_arn, "sigv4": {"region": region},
+            "attributes": {"severity": "{{ .CommonLabels.severity }}"}}]}],
+    }, sort_keys=False)}, sort_keys=False)
+
+
 def workspace_id(arn: str) -> str:
     """`ws-...` from `arn:aws:aps:<region>:<account>:workspace/ws-...`."""
     return arn.rsplit("/", 1)[-1]

@@ -105,3 +105,8 @@ class Observability(pulumi.ComponentResource):
                             user_name=amp.COLLECTOR_USER, type="STANDARD", tags=tags, opts=child)
         aws.amp.RuleGroupNamespace(f"{name}-rules", name="karpenter", workspace_id=workspace_id,
                                    data=amp.rule_groups(cfg), opts=child)
+        # A workspace has one Alertmanager definition: set it only on the workspace this stack creates.
+        if cfg.alarm_topic_arn and not cfg.amp_workspace_arn:
+            aws.amp.AlertManagerDefinition(f"{name}-alerts", workspace_id=workspace_id,
+                                           definition=amp.alert_manager_definition(cfg.alarm_topic_arn, region),
+                                           opts=child)

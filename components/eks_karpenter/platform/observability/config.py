@@ -41,8 +41,9 @@ class ObservabilityConfig(Model):
     """A Grafana dashboard (capacity, cost per pool, disruption, interruption) as a ConfigMap labelled for the
     Grafana sidecar (`grafana_dashboard: "1"`), in the Karpenter namespace."""
     alarm_topic_arn: TopicArn | None = None
-    """SNS topic the CloudWatch alarms notify (alarm and back to OK). Without it the alarms only change state
-    in the CloudWatch console."""
+    """SNS topic the CloudWatch alarms notify (alarm and back to OK), and, with `ampScraper` and a workspace this
+    stack creates, where the workspace's Alertmanager sends the alerts (the topic policy must allow
+    `aps.amazonaws.com` to publish). Without it the alarms only change state in the CloudWatch console."""
     pending_pods_minutes: int = Field(default=10, ge=1, le=240)
     """Alert when a pod has waited this long for a node (`KarpenterPodsPendingTooLong`)."""
     limit_usage_percent: int = Field(default=90, ge=50, le=100)
