@@ -115,6 +115,11 @@ def test_prod_plan_shows_local_windows() -> None:
     assert "daylight saving" in windows[0]["daylightSaving"]
     spec = doc.get("kubernetes:karpenter.sh/v1:NodePool", "nodepool-general").inputs["spec"]["disruption"]
     assert windows[0]["budget"] in spec["budgets"]
+    from eks_karpenter.tools.engine.render import render_markdown
+
+    markdown = render_markdown(doc)
+    assert ("- `general`: mon,tue,wed,thu,fri 08:00-18:00 America/New_York -> mon,tue,wed,thu,fri 12:00 UTC "
+            "for 11h. America/New_York changes between UTC-05:00 and UTC-04:00") in markdown
 
 
 @pytest.mark.parametrize(("disruption", "key", "message"), [
