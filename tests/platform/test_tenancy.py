@@ -56,6 +56,8 @@ def denied(obj: dict[str, Any] | None, operation: str = "CREATE", old: dict[str,
 
 def test_the_teams_own_class_and_pool_are_admitted() -> None:
     assert denied(node_class()) == []
+    assert denied(node_class(associatePublicIPAddress=False,
+                             metadataOptions={"httpTokens": "required", "httpPutResponseHopLimit": 1})) == []
     assert denied(node_pool()) == []
     assert denied(node_pool(node_class_name="default")) == []  # the platform's class
     assert denied(node_pool(), "UPDATE", old=node_pool()) == []
@@ -94,6 +96,11 @@ def test_requests_outside_the_team_are_not_matched() -> None:
     (node_class(amiSelectorTerms=[{"alias": "al2023@v20260815", "owner": "self"}]), "alias only"),
     (node_class(securityGroupSelectorTerms=[{"tags": {"Name": "wide-open"}}]), "security groups"),
     (node_class(securityGroupSelectorTerms=[{"id": "sg-0fffffffffffffff0"}]), "security groups"),
+    (node_class(subnetSelectorTerms=[{"tags": {"kubernetes.io/role/elb": "1"}}]), "subnets"),
+    (node_class(subnetSelectorTerms=[{"id": "subnet-0123456789abcdef0"}]), "subnets"),
+    (node_class(associatePublicIPAddress=True), "public IP"),
+    (node_class(metadataOptions={"httpTokens": "optional"}), "IMDSv2-only"),
+    (node_class(metadataOptions={"httpTokens": "required", "httpPutResponseHopLimit": 2}), "hop limit 1"),
     (node_class(name="web-spot"), "named 'batch-...'"),
     (node_class(name="default"), "named 'batch-...'"),
     (node_pool(limits={"cpu": "201", "memory": "400Gi"}), "at most 200 cpu"),

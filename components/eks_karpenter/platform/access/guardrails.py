@@ -8,8 +8,9 @@ holds it to:
 - its own objects: named `<team>-...` or labelled `eks-karpenter/team: <team>`, on create, update (old and new)
   and delete;
 - EC2NodeClasses without `userData`, with AMI selector terms that are an alias only (no custom AMI), the
-  platform's node role (or its instance profile) and the platform's security groups (the discovery tag or the
-  cluster's node security group ids);
+  platform's node role (or its instance profile), the platform's security groups (the discovery tag or the
+  cluster's node security group ids) and subnets (the discovery tag), no public IP, and instance metadata kept
+  IMDSv2-only with hop limit 1 (so pods cannot take the node role's credentials);
 - NodePools on its own classes or the platform's, with `limits.cpu` and `limits.memory` set and within the
   team's ceiling (per pool: admission sees one object, so the total over a team's pools is not bounded here).
 """
@@ -94,6 +95,19 @@ def team_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
          "message": f"team {name}: security groups must be the platform's (the {tags.DISCOVERY_KEY} tag"
                     + (" or the cluster's node security group ids)" if platform.security_group_ids else ")"),
          "reason": "Forbidden"},
+        {"expression": "!variables.isClass || object.spec.subnetSelectorTerms.all(t, has(t.tags) && !has(t.id) && "
+                       f"t.tags == {_lit(discovery)})",
+         "message": f"team {name}: subnets are the platform's (the {tags.DISCOVERY_KEY} tag)", "reason": "Forbidden"},
+        {"expression": "!variables.isClass || !has(object.spec.associatePublicIPAddress) || "
+                       "!object.spec.associatePublicIPAddress",
+         "message": f"team {name}: nodes get no public IP address", "reason": "Forbidden"},
+        {"expression": "!variables.isClass || !has(object.spec.metadataOptions) || "
+                       "((!has(object.spec.metadataOptions.httpTokens) || "
+                       "object.spec.metadataOptions.httpTokens == 'required') && "
+                       "(!has(object.spec.metadataOptions.httpPutResponseHopLimit) || "
+                       "object.spec.metadataOptions.httpPutResponseHopLimit <= 1))",
+         "message": f"team {name}: instance metadata stays IMDSv2-only with hop limit 1 (pods must not get the node "
+                    "role's credentials)", "reason": "Forbidden"},
         {"expression": "!variables.isPool || object.spec.template.spec.nodeClassRef.name.startsWith("
                        f"{_lit(name + '-')}) || object.spec.template.spec.nodeClassRef.name in {_lit(classes)}",
          "message": f"team {name}: a NodePool may use the team's own node classes ('{name}-...') or the "
