@@ -79,7 +79,11 @@ def provider_class(token):
     root = importlib.import_module(PACKAGES[package])
     if package == "kubernetes":
         group, version = module.split("/")
-        return getattr(getattr(root.helm, version), name) if group == "helm.sh" else None
+        if group == "helm.sh":
+            return getattr(getattr(root.helm, version), name)
+        if group == "core" or group.endswith(".k8s.io"):  # built-in kinds: ConfigMap, RBAC, admission
+            return getattr(getattr(getattr(root, group.split(".")[0]), version), name)
+        return None
     return getattr(root if module == "index" else getattr(root, module.split("/")[0]), name)
 
 
@@ -90,10 +94,21 @@ def snake(key):
 registered = {}
 
 
+hooks = {}
+
+
+def hook(name):
+    """A resource hook registered under the plan's hook name (the floor's does nothing)."""
+    if name not in hooks:
+        hooks[name] = pulumi.ResourceHook(name, lambda args: None)
+    return hooks[name]
+
+
 def options(r):
     """The registration's options as the plan recorded them (mocks.py `_options`), as ResourceOptions."""
     o = r.get("options", {})
     timeouts = o.get("customTimeouts")
+    bound = {re.sub(r"([A-Z])", r"_\\1", k).lower(): [hook(n) for n in v] for k, v in o.get("hooks", {}).items()}
     return pulumi.ResourceOptions(
         parent=registered.get(r["parent"]),
         provider=registered.get(o.get("provider")), depends_on=[registered[u] for u in o.get("dependsOn", [])],
@@ -101,7 +116,8 @@ def options(r):
         replace_on_changes=o.get("replaceOnChanges"), delete_before_replace=o.get("deleteBeforeReplace"),
         import_=o.get("import"), deleted_with=registered.get(o.get("deletedWith")), aliases=o.get("aliases"),
         custom_timeouts=pulumi.CustomTimeouts(**timeouts) if timeouts else None,
-        transforms=[transform(path) for path in o.get("transforms", [])] or None)
+        transforms=[transform(path) for path in o.get("transforms", [])] or None,
+        hooks=pulumi.ResourceHookBinding(**bound) if bound else None)
 
 
 def transform(path):

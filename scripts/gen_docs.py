@@ -166,6 +166,17 @@ nth = NodeTerminationHandler("node-termination-handler", {
     "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
 }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=cluster.ready))
 ''',
+    "Observability": '''\
+import pulumi
+from eks_karpenter.platform.observability import ObservabilityConfig, pool_price
+from eks_karpenter.platform.observability.component import Observability
+
+observability = Observability("observability", {
+    "config": ObservabilityConfig.model_validate({"enabled": True,
+                                                  "monitorLabels": {"release": "kube-prometheus-stack"}}),
+    "namespace": "kube-system", "clusterName": "dev", "poolPrices": {"general": pool_price([0.048], 1000.0)},
+}, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[karpenter.controller]))
+''',
 }
 
 # Components whose args carry a rendered manifest rather than their config model.

@@ -145,3 +145,8 @@ ADDON_VERSIONS_PINNED = date(2026, 11, 22)
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 """The container of the post-deploy smoke test's pods (`python -m infra smoke`): multi-arch, does nothing."""
+
+PROMETHEUS_OPERATOR_VERSION = "0.86.0"
+"""The Prometheus Operator whose `monitoring.coreos.com/v1` API (ServiceMonitor, PodMonitor, PrometheusRule) the
+rendered alert rules and the charts' monitors target. The PrometheusRule is checked against this version's
+schema for the fields it uses (tests/platform/test_observability.py: the CRD itself is not available offline)."""

@@ -48,7 +48,7 @@ def test_every_component_is_found_with_its_token_inputs_and_outputs() -> None:
     found = {c.name: c for c in gen.components()}
     assert set(found) == {"Network", "Cluster", "Access", "Namespaces", "NodeRole", "KarpenterIam",
                           "InterruptionQueue", "Karpenter", "KarpenterFargateProfile", "NodeClass", "NodePool",
-                          "NodeTerminationHandler", "Migration"}
+                          "NodeTerminationHandler", "Migration", "Observability"}
     for c in found.values():
         assert c.doc and c.inputs and c.outputs, c.name
         undocumented = [f.name for f in [*c.inputs, *c.outputs] if not f.doc]

@@ -36,9 +36,9 @@ def test_example_builds_its_pool_class_and_pinned_deployment_on_the_platform() -
     assert node_class["role"] == platform["nodeRoleName"]
     assert node_class["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": platform["clusterName"]}}]
     pool = by_type["kubernetes:karpenter.sh/v1:NodePool"]["inputs"]
-    assert pool["spec"]["template"]["spec"]["nodeClassRef"]["name"] == "batch"
+    assert pool["spec"]["template"]["spec"]["nodeClassRef"]["name"] == "batch-spot"
     pod = by_type["kubernetes:apps/v1:Deployment"]["inputs"]["spec"]["template"]["spec"]
-    assert pod["nodeSelector"]["karpenter.sh/nodepool"] == "batch"
+    assert pod["nodeSelector"]["karpenter.sh/nodepool"] == "batch-spot"
     assert {"key": "team", "operator": "Equal", "value": "batch", "effect": "NoSchedule"} in pod["tolerations"]
     provider = by_type["pulumi:providers:kubernetes"]["inputs"]
     assert provider["kubeconfig"] == "[secret]"  # the platform's kubeconfig output is secret
@@ -100,3 +100,17 @@ def test_example_deploys_into_the_namespace_its_access_is_scoped_to() -> None:
     # the team's pool and class are deleted within a bounded time (their finalizers wait for the drain)
     for type_ in ("kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"):
         assert by_type[type_]["options"]["customTimeouts"] == {"delete": "15m"}
+
+
+def test_example_objects_are_admitted_by_the_platforms_team_policy() -> None:
+    """The consumer stack runs as the team: the dev platform's admission policy must let its pool and class in."""
+    from eks_karpenter.platform.access.plan import team_group
+
+    from tests.support.admission import admit
+
+    (policy,) = plan_stack("dev").by_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
+    for type_, r in resources().items():
+        if type_.startswith("kubernetes:karpenter"):
+            manifest = {k: r["inputs"][k] for k in ("apiVersion", "kind", "metadata", "spec")}
+            decision = admit(policy.inputs, "CREATE", [team_group("batch")], manifest)
+            assert decision.matched and decision.allowed, (type_, decision.denied)

@@ -114,6 +114,11 @@ class FakeCluster:
         self.port = 0
         self.now: Any = lambda: datetime.now(UTC)
         """Wall clock of the simulated Karpenter (budgets' cron windows)."""
+        self.services: list[dict[str, Any]] = []
+        self.ingresses: list[dict[str, Any]] = []
+        self.deleted_pools: set[str] = set()
+        self.stuck_claims: set[str] = set()
+        """NodeClaims the simulated Karpenter cannot drain (a blocking PodDisruptionBudget): they never go."""
 
     # --- objects ---------------------------------------------------------------------------------------------
     def _event(self, kind: str, name: str, reason: str, message: str, namespace: str = "default",
@@ -152,6 +157,18 @@ class FakeCluster:
         self.nodeclaims[name] = {"metadata": {"name": name, "labels": {"karpenter.sh/nodepool": pool},
                                               "creationTimestamp": _now()}, "status": {}}
 
+    def add_service(self, namespace: str, name: str, type_: str = "ClusterIP") -> None:
+        self.services.append({"metadata": {"name": name, "namespace": namespace}, "spec": {"type": type_}})
+
+    def add_ingress(self, namespace: str, name: str, class_name: str | None = None,
+                    hostname: str | None = None) -> None:
+        ingress: dict[str, Any] = {"metadata": {"name": name, "namespace": namespace}, "spec": {}, "status": {}}
+        if class_name:
+            ingress["spec"]["ingressClassName"] = class_name
+        if hostname:
+            ingress["status"] = {"loadBalancer": {"ingress": [{"hostname": hostname}]}}
+        self.ingresses.append(ingress)
+
     def _log(self, what: str) -> None:
         self.history.append((time.monotonic(), what))
 
@@ -169,6 +186,17 @@ class FakeCluster:
                 if _pool_of(pod["spec"]):
                     self._karpenter(ns, name, pod)
             self._consolidate()
+            self._terminate_deleted_pools()
+
+    def _terminate_deleted_pools(self) -> None:
+        """Karpenter on a deleted NodePool: drain and terminate its nodes, one step after the delete."""
+        for name, claim in list(self.nodeclaims.items()):
+            pool = claim["metadata"]["labels"].get("karpenter.sh/nodepool")
+            if pool in self.deleted_pools and name not in self.stuck_claims and self._due(f"drain/{name}", 0.02):
+                if node := claim["status"].get("nodeName"):
+                    self._remove_node(node)
+                del self.nodeclaims[name]
+                self._log(f"nodeclaim {name} terminated")
 
     def _deployments(self) -> None:
         for (ns, name), d in self.deployments.items():
@@ -382,6 +410,16 @@ class FakeCluster:
             return listing(self.secrets)
         if path == "/apis/karpenter.sh/v1/nodepools":
             return listing(self.nodepools.values())
+        if path == "/api/v1/services":
+            return listing(self.services)
+        if path == "/apis/networking.k8s.io/v1/ingresses":
+            return listing(self.ingresses)
+        if (m := re.fullmatch(r"/apis/karpenter.sh/v1/nodepools/([^/]+)", path)) and method == "DELETE":
+            if self.nodepools.pop(m[1], None) is None:
+                return 404, {"kind": "Status", "message": "not found", "code": 404}
+            self.deleted_pools.add(m[1])
+            self._log(f"nodepool {m[1]} deleted")
+            return 200, {"kind": "Status", "status": "Success"}
         if m := re.fullmatch(r"/apis/karpenter.sh/v1/nodepools/([^/]+)", path):
             pool = self.nodepools.get(m[1])
             return (200, pool) if pool else (404, {"kind": "Status", "message": "not found", "code": 404})

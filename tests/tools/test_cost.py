@@ -181,7 +181,7 @@ def test_brownfield_prices_only_what_it_adds() -> None:
 def test_the_team_batch_example_is_priced_from_its_plan() -> None:
     doc = cost_json("--stack", "dev", "--program", "examples/team-batch")
     (pool,) = doc["pools"]
-    assert pool["name"] == "batch" and pool["capacityTypes"] == ["spot"] and pool["cpuLimit"] == 200
+    assert pool["name"] == "batch-spot" and pool["capacityTypes"] == ["spot"] and pool["cpuLimit"] == 200
     assert set(pool["families"]) >= {"c6i", "m7i"} and pool["admitted"] >= 15
     assert doc["fixed"] == []
     code, out, _ = run("cost", "--stack", "dev", "--program", "examples/team-batch", "--types")

@@ -33,7 +33,7 @@ def test_prod_tree_shows_each_pools_capacity_shape_limits_and_disruption() -> No
                           "metal-48xl, metal-96xl, 24xlarge, 48xlarge")
     assert general[2] == "limits: cpu 1000, memory 1000Gi · class default · expireAfter 720h"
     assert general[3] == ("disruption: WhenEmptyOrUnderutilized after 5m · budgets: nodes 10%; "
-                          'nodes 0 from "0 8 * * mon-fri" for 10h (Underutilized, Drifted)')
+                          'nodes 0 from "0 12 * * mon,tue,wed,thu,fri" for 11h (Underutilized, Drifted)')
     critical = _block(tree, "nodepool-critical")
     assert "capacity: on-demand" in critical[1] and "weight 10 ·" in critical[2]
     assert critical[3] == "disruption: WhenEmpty after 30m · budgets: nodes 1"

@@ -49,6 +49,7 @@ from eks_karpenter.platform.nodepool.config import (
 from eks_karpenter.platform.nodepool.rules import validate_node_config
 from eks_karpenter.platform.nth.config import NthConfig
 from eks_karpenter.platform.nth.rules import validate_nth
+from eks_karpenter.platform.observability.config import ObservabilityConfig
 from eks_karpenter.platform.version_rules import validate_kubernetes_for_karpenter, validate_node_class_amis
 from eks_karpenter.tags import TagKey, TagValue, reserved_tag_key
 
@@ -92,6 +93,9 @@ class StackConfig(Model):
     node_termination_handler: NthConfig = Field(default_factory=NthConfig)
     """`eks-karpenter:nodeTerminationHandler`: AWS Node Termination Handler for spot nodes Karpenter does not
     manage (CAS-era spot node groups, self-managed Auto Scaling groups)."""
+    observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
+    """`eks-karpenter:observability`: scraping Karpenter's metrics, alert rules and a Grafana dashboard (off
+    unless enabled; prod enables it). The interruption queue's CloudWatch alarms exist whenever the queue does."""
     access: AccessConfig = Field(default_factory=AccessConfig)
     """`eks-karpenter:access`: who can reach the cluster (the deployers, admins, namespace-scoped teams) and how
     this program's Kubernetes provider authenticates. A created cluster needs `deployers`: its creator gets no
@@ -382,6 +386,14 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
                             "list every identity that runs `pulumi up` or `pulumi preview` (your SSO role for a "
                             "laptop, the CI deploy role, the PR preview role; docs/deploy.md)", None,
                             has_value=False))
+    if ok("access", "cluster"):
+        # The tenancy guardrails are ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1: GA in 1.30).
+        minor = tuple(int(p) for p in cfg.cluster.version.split("."))
+        for t, team in enumerate(cfg.access.teams):
+            if team.node_pools and minor < (1, 30):
+                issues.append(Issue(at("access") + ("teams", t, "nodePools"), "pool rights need Kubernetes 1.30 "
+                                    "or newer (the admission policy that confines the team to its own pools); "
+                                    f"the cluster runs {cfg.cluster.version}", True))
     if ok("access", "karpenter", "node_termination_handler"):
         platform = {cfg.karpenter.namespace: "karpenter.namespace"}
         if cfg.node_termination_handler.enabled:

@@ -12,14 +12,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags
+from eks_karpenter.catalogue import admitted_for
+from eks_karpenter.config.errors import ConfigError, Issue
 from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.access import Access, access_entries
+from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, team_guardrails
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.plan import addon_versions
 from eks_karpenter.platform.cluster.rules import endpoint_warnings, version_warnings
@@ -28,6 +33,7 @@ from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
+from eks_karpenter.platform.karpenter.teardown_hooks import GUARD_CONFIGMAP, TeardownHooks
 from eks_karpenter.platform.lookups import check_pins
 from eks_karpenter.platform.migration import Migration, with_opt_in_taint
 from eks_karpenter.platform.migration.component import LegacyGroupFacts
@@ -48,10 +54,16 @@ from eks_karpenter.platform.nodepool.config import (
     SecurityGroupSelectorTerm,
     SubnetSelectorTerm,
 )
+from eks_karpenter.platform.nodepool.windows import render_windows
 from eks_karpenter.platform.nth import NodeTerminationHandler
+from eks_karpenter.platform.observability.alerts import queue_alarms
+from eks_karpenter.platform.observability.component import Observability
+from eks_karpenter.platform.observability.dashboard import PoolPrice, pool_price
+from eks_karpenter.platform.observability.monitors import karpenter_monitor_values, nth_monitor_values
 from eks_karpenter.platform.preflight.facts import ClusterFacts, NodeGroup
 from eks_karpenter.platform.preflight.lookup import run_preflight, warn_unchecked
 from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
+from eks_karpenter.quantities import cpu_millis
 
 
 def today() -> date:
@@ -92,6 +104,8 @@ def build_platform(cfg: StackConfig) -> None:
     existing, facts = run_preflight(cfg, source, project, pulumi.get_stack()) if cfg.cluster.existing \
         else (None, None)
     warn_unchecked(cfg)
+    if existing is not None:
+        refuse_guardrails_before_1_30(cfg, existing.version, source, project)
     st = replace(st, existing=existing, facts=facts)
     _check_pins(st, existing)
 
@@ -101,16 +115,24 @@ def build_platform(cfg: StackConfig) -> None:
     node_role_name = st.iam.role("karpenter-node")
     node_role = _node_role(st, node_role_name)
     cluster = _cluster(st, network, private_subnets, node_role, existing)
-    access = _access(st, cluster)
-    queue = InterruptionQueue("interruption", {"clusterName": st.name, "tags": st.tags}) \
+    access = _access(st, cluster, node_role_name)
+    obs = cfg.observability
+    queue = InterruptionQueue("interruption", {"clusterName": st.name, "tags": st.tags,
+                                               "alarms": queue_alarms(obs), "alarmTopicArn": obs.alarm_topic_arn}) \
         if cfg.interruption.enabled else None
     iam = _karpenter_iam(st, cluster, node_role, queue)
     namespaces = _namespaces(st, cluster)
-    karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets)
-    pools = _node_objects(st, karpenter, node_role_name)
+    # The destroy guard (tools/teardown.py): refuses while something destroy cannot delete exists, and drains this
+    # stack's pools before the controller goes. Hooks run in the program: `pulumi destroy --run-program`.
+    guard = TeardownHooks(st.name, [p.name for p in cfg.node_pools], cluster.provider_kubeconfig,
+                          cfg.karpenter.delete_timeout)
+    karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets, guard)
+    pools, pool_manifests, class_manifests = _node_objects(st, karpenter, node_role_name, guard)
     _migration(st, cluster, karpenter, pools)
     if cfg.node_termination_handler.enabled:
         _node_termination_handler(st, cluster, namespaces)
+    if obs.enabled:
+        _observability(st, cluster, karpenter, private_subnets, pool_manifests, class_manifests)
     _export(st, network, cluster, node_role, node_role_name, iam, karpenter, queue, access, pools)
 
 
@@ -172,7 +194,7 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
     })
 
 
-def _access(st: _Stack, cluster: Cluster) -> Access | None:
+def _access(st: _Stack, cluster: Cluster, node_role_name: str) -> Access | None:
     """People, CI roles and consumer stacks' deploy roles: access entries with access-policy associations."""
     cfg = st.cfg
     if not (cfg.access.cluster_admins or cfg.access.teams):
@@ -180,6 +202,12 @@ def _access(st: _Stack, cluster: Cluster) -> Access | None:
     return Access("access", {
         "clusterName": st.name, "region": cfg.region, "config": cfg.access, "configPath": (f"{st.project}:access",),
         "source": st.source, "tags": st.tags,
+        # Teams with pool rights are confined to their own pools and classes (ValidatingAdmissionPolicies).
+        "guardrails": team_guardrails(cfg.access.teams, PlatformNodeAccess(
+            cluster_name=st.name, node_role_name=node_role_name,
+            instance_profile=node_role_name if cfg.karpenter.node_role.instance_profile else None,
+            security_group_ids=tuple(cfg.cluster.node_security_group_ids),
+            node_classes=tuple(c.name for c in cfg.node_classes))),
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider}))
 
 
@@ -214,7 +242,7 @@ def _in(namespaces: Namespaces | None, name: str) -> list[pulumi.Resource]:
 
 def _karpenter(st: _Stack, cluster: Cluster, iam: KarpenterIam, node_role: NodeRole,
                queue: InterruptionQueue | None, namespaces: Namespaces | None,
-               private_subnets: pulumi.Output[list[str]]) -> Karpenter:
+               private_subnets: pulumi.Output[list[str]], guard: TeardownHooks) -> Karpenter:
     kcfg = st.cfg.karpenter
     # Everything the controller needs running before it starts, and still there while it drains nodes on
     # destroy (NodePools and EC2NodeClasses depend on the controller, so they are deleted first): node groups
@@ -235,6 +263,7 @@ def _karpenter(st: _Stack, cluster: Cluster, iam: KarpenterIam, node_role: NodeR
         "interruptionQueueName": queue.queue_name if queue else None,
         "controllerRoleArn": iam.controller_role_arn, "dependsOn": controller_needs,
         "deleteTimeout": kcfg.delete_timeout, "systemNodeGroup": not st.cfg.cluster.existing,
+        "extraValues": karpenter_monitor_values(st.cfg.observability), "controllerHooks": guard.drain_binding,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
 
@@ -246,15 +275,21 @@ def _adopted_cluster_sg(st: _Stack) -> str | None:
     return str(st.existing.vpc_config.cluster_security_group_id)
 
 
-def _node_objects(st: _Stack, karpenter: Karpenter, node_role_name: str) -> list[tuple[NodePoolConfig, NodePool]]:
+_Manifests = dict[str, dict[str, Any]]
+
+
+def _node_objects(st: _Stack, karpenter: Karpenter, node_role_name: str, guard: TeardownHooks,
+                  ) -> tuple[list[tuple[NodePoolConfig, NodePool]], _Manifests, _Manifests]:
     """EC2NodeClasses and NodePools.
 
     They belong to the Karpenter layer and need its CRDs and a running controller; destroy removes them first,
     while the controller (and through it its IAM, access entry and queue) still runs to drain and terminate
-    their nodes. Their finalizers hold each delete until then: bounded by `deleteTimeout`."""
+    their nodes. Their finalizers hold each delete until then: bounded by `deleteTimeout`. Returns the pools
+    and the rendered pool and class manifests by name."""
     cfg, kcfg = st.cfg, st.cfg.karpenter
     finalized = pulumi.CustomTimeouts(delete=kcfg.delete_timeout)
     classes: dict[str, NodeClass] = {}
+    class_manifests: _Manifests = {}
     for node_class in cfg.node_classes:
         if kcfg.node_role.instance_profile and not (node_class.role or node_class.instance_profile):
             node_class = node_class.model_copy(update={"instance_profile": node_role_name})
@@ -264,17 +299,26 @@ def _node_objects(st: _Stack, karpenter: Karpenter, node_role_name: str) -> list
                 SubnetSelectorTerm(id=subnet) for _, subnet in sorted((cfg.network.private_subnet_ids or {}).items())]})
         node_class = with_node_security_groups(node_class, st.name, cfg.cluster.node_security_group_ids,
                                                _adopted_cluster_sg(st))
+        class_manifests[node_class.name] = render_node_class(node_class, st.name, node_role_name, st.tags)
         classes[node_class.name] = NodeClass(
-            f"nodeclass-{node_class.name}",
-            {"manifest": render_node_class(node_class, st.name, node_role_name, st.tags)},
+            f"nodeclass-{node_class.name}", {"manifest": class_manifests[node_class.name]},
             opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[karpenter.controller],
                                         custom_timeouts=finalized))
-    pools = [with_opt_in_taint(pool, cfg.migration) for pool in cfg.node_pools]
-    return [(pool, NodePool(f"nodepool-{pool.name}", {"manifest": render_node_pool(pool)},
-                            opts=pulumi.ResourceOptions(parent=karpenter,
-                                                        depends_on=[karpenter.controller, classes[pool.node_class]],
-                                                        custom_timeouts=finalized)))
-            for pool in pools]
+    pool_configs = [with_opt_in_taint(pool, cfg.migration) for pool in cfg.node_pools]
+    pool_manifests = {pool.name: render_node_pool(pool) for pool in pool_configs}
+    pools = [(pool, NodePool(f"nodepool-{pool.name}", {"manifest": pool_manifests[pool.name]},
+                             opts=pulumi.ResourceOptions(parent=karpenter,
+                                                         depends_on=[karpenter.controller, classes[pool.node_class]],
+                                                         custom_timeouts=finalized)))
+             for pool in pool_configs]
+    # Depends on every pool and class, so destroy deletes it first: its hook checks before any of them goes.
+    k8s.core.v1.ConfigMap("destroy-guard", metadata={"name": GUARD_CONFIGMAP, "namespace": kcfg.namespace},
+                          data={"nodePools": ",".join(p.name for p in cfg.node_pools),
+                                "destroy": "pulumi destroy --run-program (hooks check and drain first)"},
+                          opts=pulumi.ResourceOptions(parent=karpenter, depends_on=[*(r for _, r in pools),
+                                                                                    *classes.values()],
+                                                      hooks=guard.check_binding))
+    return pools, pool_manifests, class_manifests
 
 
 def _migration(st: _Stack, cluster: Cluster, karpenter: Karpenter,
@@ -298,8 +342,23 @@ def _node_termination_handler(st: _Stack, cluster: Cluster, namespaces: Namespac
     NodeTerminationHandler("node-termination-handler", {
         "config": nth, "clusterName": st.name, "tags": st.tags,
         "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
+        "extraValues": nth_monitor_values(st.cfg.observability, nth.mode),
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
                                    depends_on=[*cluster.ready, *_in(namespaces, nth.namespace)]))
+
+
+def _observability(st: _Stack, cluster: Cluster, karpenter: Karpenter, private_subnets: pulumi.Output[list[str]],
+                   pool_manifests: _Manifests, class_manifests: _Manifests) -> None:
+    """Alert rules, scraping and the dashboard. After the controller release: the chart installs nothing the
+    rules need, but the namespace must exist."""
+    cfg = st.cfg
+    Observability("observability", {
+        "config": cfg.observability, "namespace": cfg.karpenter.namespace, "clusterName": st.name,
+        "poolPrices": pool_prices(cfg, pool_manifests, class_manifests),
+        "region": cfg.region, "subnetIds": private_subnets,
+        "securityGroupIds": [cluster.cluster_security_group_id], "tags": st.tags,
+        "nthNamespace": cfg.node_termination_handler.namespace if cfg.node_termination_handler.enabled else None,
+    }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[karpenter.controller]))
 
 
 def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole, node_role_name: str,
@@ -321,6 +380,11 @@ def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole,
     pulumi.export("interruptionQueueName", queue.queue_name if queue else None)
     pulumi.export("nodePools", [p.name for p in cfg.node_pools])
     pulumi.export("workloadScheduling", {p.name: scheduling_for(p) for p, _ in pools})
+    # Local-time disruption windows as rendered (UTC), with what daylight saving does to them.
+    pulumi.export("disruptionWindows", {
+        p.name: [{"local": w.local, "utc": w.utc, "budget": w.budget, "daylightSaving": w.daylight_saving}
+                 for w in render_windows(p.disruption.windows, p.disruption.time_zone, today())]
+        for p in cfg.node_pools if p.disruption.windows})
     pulumi.export("accessPrincipals", [e.principal_arn for e in access_entries(cfg.access)] if access else [])
     pulumi.export("teamNamespaces", {team.name: list(team.namespaces) for team in cfg.access.teams})
     pulumi.export("vpcId", network.vpc_id)
@@ -339,6 +403,17 @@ def migration_output(m: MigrationConfig, pools: list[str]) -> dict[str, object]:
             "nodePools": pools, "pendingPodsMaxAge": m.pending_pods_max_age}
 
 
+def refuse_guardrails_before_1_30(cfg: StackConfig, version: str, source: str, project: str) -> None:
+    """An adopted cluster's real version decides whether the teams' admission policies can exist (the config's
+    `version` is the created cluster's): pool rights need admissionregistration.k8s.io/v1, Kubernetes 1.30+."""
+    minor = tuple(int(p) for p in version.split(".")[:2])
+    issues = [Issue((f"{project}:access", "teams", t, "nodePools"), f"pool rights need Kubernetes 1.30 or newer (the "
+                    f"admission policy that confines the team to its own pools); the existing cluster runs {version}",
+                    True) for t, team in enumerate(cfg.access.teams) if team.node_pools and minor < (1, 30)]
+    if issues:
+        raise ConfigError(source, issues)
+
+
 def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str, group_ids: list[str],
                               cluster_sg: str | None = None) -> NodeClassConfig:
     """The class with the existing nodes' security groups added, by id, to its selector terms, so Karpenter's
@@ -352,3 +427,20 @@ def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str, gr
     have = {t.id for t in terms}
     terms += [SecurityGroupSelectorTerm(id=sg) for sg in group_ids if sg not in have]
     return node_class.model_copy(update={"security_group_selector_terms": terms})
+
+
+VCPU_LABEL = "karpenter.k8s.aws/instance-cpu"
+
+
+def pool_prices(cfg: StackConfig, pool_manifests: dict[str, dict[str, Any]],
+                class_manifests: dict[str, dict[str, Any]]) -> dict[str, PoolPrice | None]:
+    """On-demand price per vCPU-hour of what each pool admits (catalogue), and its cpu limit, for the dashboard."""
+    out: dict[str, PoolPrice | None] = {}
+    for pool in cfg.node_pools:
+        admission = admitted_for(pool_manifests[pool.name], class_manifests.get(pool.node_class))
+        per_vcpu = [t.on_demand_hourly / int(t.labels[VCPU_LABEL]) for t in admission.priced
+                    if t.on_demand_hourly is not None and t.labels.get(VCPU_LABEL, "0").isdigit()
+                    and int(t.labels[VCPU_LABEL]) > 0]
+        cpu = pool.limits.get("cpu")
+        out[pool.name] = pool_price(per_vcpu, cpu_millis(cpu) / 1000 if cpu is not None else None)
+    return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 
 from eks_karpenter.config.errors import Path
 from eks_karpenter.platform.access.config import AccessConfig
+from eks_karpenter.platform.access.guardrails import policy_name
 from eks_karpenter.platform.access.plan import (
     access_entries,
     policy_arn,
@@ -35,6 +36,8 @@ class AccessArgs(TypedDict):
     """The stack file, for errors found only at plan time."""
     tags: dict[str, str]
     """Tags for the access entries."""
+    guardrails: NotRequired[list[tuple[dict[str, Any], dict[str, Any]]]]
+    """(ValidatingAdmissionPolicy, binding) per team with `nodePools: true` (`guardrails.team_guardrails`)."""
 
 
 class Access(pulumi.ComponentResource):
@@ -70,6 +73,18 @@ class Access(pulumi.ComponentResource):
                 policy_arn=policy_arn(partition, entry.policy), access_scope=scope,
                 opts=pulumi.ResourceOptions(parent=resource))
             self.entries += [resource, association]
+        # The guardrails before the rights: the team's ClusterRoleBinding waits for its admission policy and
+        # binding, so there is no moment when the team may edit pools unguarded.
+        guards: dict[str, list[pulumi.Resource]] = {}
+        for policy, policy_binding in args.get("guardrails", []):
+            vap = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+                f"{name}-{policy['metadata']['name']}", metadata=policy["metadata"], spec=policy["spec"],
+                opts=child_options(self, opts))
+            vap_binding = k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+                f"{name}-{policy_binding['metadata']['name']}", metadata=policy_binding["metadata"],
+                spec=policy_binding["spec"], opts=child_options(self, opts, vap))
+            guards[policy_binding["metadata"]["name"]] = [vap, vap_binding]
+            self.entries += [vap, vap_binding]
         for team in cfg.teams:
             if not team.node_pools:
                 continue
@@ -79,6 +94,7 @@ class Access(pulumi.ComponentResource):
             binding = team_node_pool_binding(team.name)
             self.entries.append(k8s.rbac.v1.ClusterRoleBinding(
                 f"{name}-team-{team.name}-node-pools", metadata=binding["metadata"], role_ref=binding["roleRef"],
-                subjects=binding["subjects"], opts=child_options(self, opts, cluster_role)))
+                subjects=binding["subjects"],
+                opts=child_options(self, opts, cluster_role, *guards.get(policy_name(team.name), []))))
             self.entries.append(cluster_role)
         self.register_outputs({"principals": [e.principal_arn for e in planned]})

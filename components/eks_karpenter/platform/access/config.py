@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from eks_karpenter.config.model import Model, empty_list
+from eks_karpenter.platform.nodepool.fields import Quantity
 
 TeamName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=40)]
 Namespace = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
@@ -40,6 +41,15 @@ class Deployer(Model):
     provider previews client-side instead (docs/deploy.md says what that misses)."""
 
 
+class NodePoolCeiling(Model):
+    """The most a team's NodePool may set as its `limits` (each pool: an admission policy sees one object)."""
+
+    cpu: Quantity = "100"
+    """Largest `limits.cpu` of a team's NodePool, e.g. `"100"` (vCPUs)."""
+    memory: Quantity = "400Gi"
+    """Largest `limits.memory` of a team's NodePool, e.g. `400Gi`."""
+
+
 class Team(Model):
     """A team whose principals get one access policy, scoped to the team's namespaces."""
 
@@ -59,7 +69,13 @@ class Team(Model):
     """Let the team's principals manage Karpenter NodePools and EC2NodeClasses (cluster-scoped objects, which no
     namespace-scoped access policy reaches): a ClusterRole bound to the Kubernetes group
     `eks-karpenter:team:<name>`, which the team's access entries carry. Needed by a consumer stack that adds its
-    own pool (like examples/team-batch). Classes can only use roles the controller may pass (the node role)."""
+    own pool (like examples/team-batch). Classes can only use roles the controller may pass (the node role).
+    An admission policy (Kubernetes 1.30+) holds the team to its own objects, named `<team>-...` or labelled
+    `eks-karpenter/team: <team>`, and refuses user data, AMIs other than an alias, a role or instance profile
+    other than the platform's, security groups other than the platform's, and pool limits above
+    `nodePoolLimits`."""
+    node_pool_limits: NodePoolCeiling = Field(default_factory=NodePoolCeiling)
+    """With `nodePools: true`: the ceiling of each of the team's NodePools' `limits` (both must be set)."""
 
 
 class ProviderCredentials(Model):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
@@ -14,6 +14,7 @@ from eks_karpenter.platform.interruption.events import (
     event_pattern,
     queue_policy,
 )
+from eks_karpenter.platform.observability.alerts import QueueAlarm, alarm_args
 
 TARGET_ID = "karpenter-interruption-queue"
 """EventBridge target id of the queue on each rule (ids are unique per rule only)."""
@@ -26,6 +27,11 @@ class InterruptionQueueArgs(TypedDict):
     """The cluster whose Karpenter reads the queue; the queue is named after it."""
     tags: dict[str, str]
     """Tags for every taggable resource (already merged with the stack-wide tags)."""
+    alarms: NotRequired[list[QueueAlarm]]
+    """CloudWatch alarms on the queue (`observability.queue_alarms`): the queue backing up means Karpenter is not
+    handling interruptions."""
+    alarmTopicArn: NotRequired[str | None]
+    """SNS topic the alarms notify."""
 
 
 class InterruptionQueue(pulumi.ComponentResource):
@@ -66,6 +72,11 @@ class InterruptionQueue(pulumi.ComponentResource):
         aws.sqs.QueuePolicy(f"{name}-queue-policy", queue_url=queue.url,
                             policy=pulumi.Output.all(queue.arn, *rule_arns).apply(
                                 lambda a: json.dumps(queue_policy(a[0], a[1:]))), opts=child)
+
+        for alarm in args.get("alarms", []):
+            aws.cloudwatch.MetricAlarm(f"{name}-{alarm.key}", name=f"{cluster}-karpenter-interruption-{alarm.key}",
+                                       **alarm_args(alarm, cluster, args.get("alarmTopicArn")), tags=tags,
+                                       opts=pulumi.ResourceOptions(parent=self, depends_on=[queue]))
 
         self.queue_name = queue.name
         self.queue_arn = queue.arn

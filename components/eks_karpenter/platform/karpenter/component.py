@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -40,6 +40,10 @@ class KarpenterArgs(TypedDict):
     the interruption queue and its policy, and its namespace."""
     deleteTimeout: str
     """How long destroy waits for each release to uninstall before failing (`customTimeouts.delete`)."""
+    controllerHooks: NotRequired[pulumi.ResourceHookBinding]
+    """Resource hooks of the controller release (the destroy guard's drain: `teardown_hooks`)."""
+    extraValues: NotRequired[dict[str, Any]]
+    """Controller chart values merged over the config's (top-level keys replaced), e.g. the ServiceMonitor."""
     systemNodeGroup: NotRequired[bool]
     """Whether the cluster has this library's system node group (default True); False on an existing cluster,
     whose nodes lack its label."""
@@ -61,6 +65,7 @@ class Karpenter(pulumi.ComponentResource):
         super().__init__("eks-karpenter:index:Karpenter", name, None, opts)
         cfg = args["config"]
         system_node_group = args.get("systemNodeGroup", True)
+        extra = dict(args.get("extraValues", {}))
         timeouts = pulumi.ResourceOptions(custom_timeouts=pulumi.CustomTimeouts(delete=args["deleteTimeout"]))
         crds = k8s.helm.v3.Release(
             f"{name}-crd",
@@ -80,7 +85,7 @@ class Karpenter(pulumi.ComponentResource):
             lambda a: controller_values(cfg, cluster_name=args["clusterName"], cluster_endpoint=a[0],
                                         interruption_queue_name=a[1],
                                         irsa_role_arn=a[2] if cfg.identity == "irsa" else None,
-                                        system_node_group=system_node_group, region=args.get("region")))
+                                        system_node_group=system_node_group, region=args.get("region")) | extra)
         self.controller = k8s.helm.v3.Release(
             f"{name}-controller",
             name=CONTROLLER_RELEASE,
@@ -91,7 +96,9 @@ class Karpenter(pulumi.ComponentResource):
             values=values,
             description=release_marker(pulumi.get_project(), pulumi.get_stack()),
             atomic=True,
-            opts=pulumi.ResourceOptions.merge(child_options(self, opts, crds, *args["dependsOn"]), timeouts),
+            opts=pulumi.ResourceOptions.merge(child_options(self, opts, crds, *args["dependsOn"]),
+                                              pulumi.ResourceOptions(custom_timeouts=timeouts.custom_timeouts,
+                                                                     hooks=args.get("controllerHooks"))),
         )
         self.version = pulumi.Output.from_input(cfg.version)
         self.register_outputs({"version": self.version})

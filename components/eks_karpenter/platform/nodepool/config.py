@@ -13,6 +13,7 @@ two objects live in rules.py. Every node config type is importable from here; th
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, Field, StringConstraints
 
@@ -232,6 +233,41 @@ class Budget(Model):
     """Limit the budget to these disruption reasons; absent means all reasons."""
 
 
+def _time_zone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError("not an IANA time zone such as Europe/Berlin, America/New_York or UTC") from None
+    return value
+
+
+TimeZone = Annotated[str, StringConstraints(min_length=1, max_length=64), AfterValidator(_time_zone)]
+LocalTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+Weekday = Literal["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+
+
+def _weekdays() -> list[Weekday]:
+    return ["mon", "tue", "wed", "thu", "fri"]
+
+
+class LocalWindow(Model):
+    """A disruption budget during local hours (`disruption.timeZone`), rendered to a UTC cron budget that covers
+    the local window under every UTC offset of the zone (daylight saving included; the plan's
+    `disruptionWindows` output shows both)."""
+
+    nodes: BudgetNodes = "0"
+    """Nodes Karpenter may disrupt at once during the window: `"0"` (default) holds them all."""
+    days: Annotated[list[Weekday], AfterValidator(_unique)] = Field(default_factory=_weekdays, min_length=1)
+    """Local weekdays the window starts on (default mon-fri)."""
+    start: LocalTime
+    """Local start, `HH:MM` (24h), e.g. `08:00`."""
+    end: LocalTime
+    """Local end, `HH:MM`; earlier than `start` means the next day (`22:00`-`06:00`)."""
+    reasons: Annotated[list[Literal["Underutilized", "Empty", "Drifted"]], AfterValidator(_unique)] | None = Field(
+        None, min_length=1, max_length=50)
+    """Limit the window to these disruption reasons; absent means all reasons."""
+
+
 def _ten_percent() -> list[Budget]:
     return [Budget(nodes="10%")]
 
@@ -250,6 +286,11 @@ class Disruption(Model):
     """How long a node must be empty or underutilized before consolidation acts (`Never` disables it)."""
     budgets: list[Budget] = Field(default_factory=_ten_percent, max_length=50)
     """Disruption budgets; the most restrictive active one wins."""
+    time_zone: TimeZone | None = None
+    """IANA time zone of `windows`, e.g. `Europe/Berlin` (this library's setting: Karpenter's cron is UTC)."""
+    windows: list[LocalWindow] = Field(default_factory=empty_list, max_length=50)
+    """Budgets in local business hours (needs `timeZone`), added to `budgets` as UTC schedules, e.g. `{nodes:
+    "0", start: "08:00", end: "18:00", reasons: [Underutilized, Drifted]}` to hold nodes while people work."""
 
 
 def _default_limits() -> dict[str, str]:

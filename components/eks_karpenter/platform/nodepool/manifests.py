@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import date
 from typing import Any
 
 from eks_karpenter.catalogue.match import Requirement
@@ -24,9 +25,11 @@ from eks_karpenter.platform.nodepool.config import (
     SIZE,
     ZONE,
     AmiFamily,
+    Disruption,
     NodeClassConfig,
     NodePoolConfig,
 )
+from eks_karpenter.platform.nodepool.windows import render_windows
 from eks_karpenter.tags import discovery_tags
 
 NODE_CLASS_API, NODE_CLASS_KIND = "karpenter.k8s.aws/v1", "EC2NodeClass"
@@ -147,12 +150,21 @@ def render_node_pool(cfg: NodePoolConfig) -> dict[str, Any]:
         template["metadata"] = metadata
     template["spec"] = template_spec
 
-    spec: dict[str, Any] = {"template": template, "disruption": cfg.disruption.dump()}
+    spec: dict[str, Any] = {"template": template, "disruption": disruption_spec(cfg.disruption)}
     if cfg.limits:
         spec["limits"] = dict(cfg.limits)
     if cfg.weight is not None:
         spec["weight"] = cfg.weight
     return {"apiVersion": NODE_POOL_API, "kind": NODE_POOL_KIND, "metadata": {"name": cfg.name}, "spec": spec}
+
+
+def disruption_spec(disruption: Disruption, today: date | None = None) -> dict[str, Any]:
+    """`spec.disruption`: the config's budgets, then its local-time windows as UTC budgets (`windows.py`)."""
+    spec = disruption.model_dump(by_alias=True, exclude_none=True, mode="json", exclude={"time_zone", "windows"})
+    rendered = render_windows(disruption.windows, disruption.time_zone, today)
+    if rendered:
+        spec["budgets"] = [*spec["budgets"], *(w.budget for w in rendered)]
+    return spec
 
 
 def _gp3_root(device: str, size: str, root: bool = True) -> dict[str, Any]:

@@ -36,6 +36,10 @@ _KNOWN_VALUES: dict[str, tuple[str, ...]] = {
     CAPACITY_TYPE: ("spot", "on-demand", "reserved"), ARCH: ("amd64", "arm64"), OS: ("linux", "windows")}
 
 
+MAX_BUDGETS = 50
+"""`spec.disruption.budgets` maxItems in the NodePool CRD."""
+
+
 def validate_node_config(pools: Sequence[NodePoolConfig], classes: Sequence[NodeClassConfig], zones: list[str],
                          interruption_handled: bool, at_pools: Path, at_classes: Path) -> list[Issue]:
     """Every rule on `eks-karpenter:nodePools` and `eks-karpenter:nodeClasses`, with the key path to fix.
@@ -108,6 +112,17 @@ def _pool_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
             missing = "duration" if b.duration is None else "schedule"
             issues.append(Issue(at + ("disruption", "budgets", k, missing), "'schedule' must be set with 'duration'",
                                 None, has_value=False))
+    d = pool.disruption
+    if d.windows and d.time_zone is None:
+        issues.append(Issue(at + ("disruption", "timeZone"), "windows are in local time: give the IANA time zone, "
+                            "e.g. Europe/Berlin", None, has_value=False))
+    if len(d.budgets) + len(d.windows) > MAX_BUDGETS:
+        issues.append(Issue(at + ("disruption", "windows"), f"budgets and windows together exceed Karpenter's "
+                            f"{MAX_BUDGETS} budgets per pool", len(d.budgets) + len(d.windows)))
+    for k, w in enumerate(d.windows):
+        if w.start == w.end:
+            issues.append(Issue(at + ("disruption", "windows", k, "end"), "equals start: a window needs a length "
+                                "(use a budget without schedule for all day)", w.end))
     issues += _taint_issues(pool, at)
     issues += _instance_issues(pool, at)
     issues += _label_issues(pool, at)

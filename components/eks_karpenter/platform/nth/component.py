@@ -43,6 +43,8 @@ class NodeTerminationHandlerArgs(TypedDict):
     autoScalingGroupNames: NotRequired[Sequence[pulumi.Input[str]]]
     """Queue mode: more Auto Scaling groups (names) than the config lists, e.g. a consumer's self-managed groups
     or the groups behind EKS managed node groups. Each gets a lifecycle hook and the managed tag."""
+    extraValues: NotRequired[Mapping[str, Any]]
+    """Chart values merged over the config's (top-level keys replaced), e.g. `nth_monitor_values` for scraping."""
 
 
 def _slug(text: str) -> str:
@@ -88,14 +90,16 @@ class NodeTerminationHandler(pulumi.ComponentResource):
         none: pulumi.Output[str | None] = pulumi.Output.from_input(None)
         self.queue_arn, self.queue_url, self.role_arn = none, none, none
         depends_on: list[pulumi.Resource] = []
+        extra = dict(args.get("extraValues", {}))
         if cfg.mode == "imds":
-            values: pulumi.Input[Mapping[str, Any]] = nth_values(cfg, queue_url=None, irsa_role_arn=None)
+            values: pulumi.Input[Mapping[str, Any]] = {**nth_values(cfg, queue_url=None, irsa_role_arn=None),
+                                                       **extra}
         else:
             queue, role, depends_on = self._queue_mode(name, cfg, cluster, tags, args, child)
             self.queue_arn, self.queue_url, self.role_arn = queue.arn, queue.url, role.arn
             irsa = cfg.identity == "irsa"
             values = pulumi.Output.all(queue.url, role.arn).apply(
-                lambda ur: nth_values(cfg, queue_url=ur[0], irsa_role_arn=ur[1] if irsa else None))
+                lambda ur: {**nth_values(cfg, queue_url=ur[0], irsa_role_arn=ur[1] if irsa else None), **extra})
 
         release = k8s.helm.v3.Release(
             f"{name}-release",

@@ -221,6 +221,11 @@ class CapturingMonitor(_mocks.MockMonitor):
         return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
 
 
+_HOOK_FIELDS = (("beforeCreate", "before_create"), ("afterCreate", "after_create"), ("beforeUpdate", "before_update"),
+                ("afterUpdate", "after_update"), ("beforeDelete", "before_delete"), ("afterDelete", "after_delete"))
+"""Resource hook bindings (hook names per point), as the plan records them."""
+
+
 def _options(request: Any, depends_on: list[str]) -> dict[str, Any]:
     """The options of a registration that change what the engine does, as the SDK sent them; unset ones left out."""
     opts: dict[str, Any] = {}
@@ -252,6 +257,11 @@ def _options(request: Any, depends_on: list[str]) -> dict[str, Any]:
     transforms = [f"{fn.__module__}.{fn.__qualname__}" for fn in _mocks._resolve_callbacks(request.transforms)]
     if transforms:
         opts["transforms"] = transforms
+    if request.HasField("hooks"):
+        hooks = {key: list(getattr(request.hooks, field)) for key, field in _HOOK_FIELDS
+                 if getattr(request.hooks, field)}
+        if hooks:
+            opts["hooks"] = hooks
     aliases = sorted({*request.aliasURNs, *(_alias_urn(request, a) for a in request.aliases)})
     if aliases:
         opts["aliases"] = aliases

@@ -176,6 +176,12 @@ def render_markdown(doc: PlanDocument) -> str:
         lines.append(f"| `{r.type}` | `{r.name}` | {cell} |")
     lines += ["", "</details>"]
     lines += plan_cost_lines(doc)
+    windows = doc.outputs.get("disruptionWindows") or {}
+    if windows:  # NodePool budgets given in local time (platform/nodepool/windows.py)
+        lines += ["", "**Disruption windows** (local time, as rendered to Karpenter's UTC schedules)", ""]
+        lines += [f"- `{pool}`: {w['local']} -> {w['utc']}" + (f". {w['daylightSaving']}" if w["daylightSaving"]
+                                                                 else " (no daylight saving: exact)")
+                  for pool, ws in sorted(windows.items()) for w in ws]
     if doc.warnings:
         lines += ["", "**Warnings**", ""] + [f"- {w}" for w in doc.warnings]
     return "\n".join(lines) + "\n"

@@ -159,6 +159,21 @@ class KubeApi:
         self._call(self.custom.delete_cluster_custom_object, KARPENTER_GROUP, KARPENTER_VERSION, "nodeclaims",
                    name, missing_ok=True)
 
+    def delete_nodepool(self, name: str) -> None:
+        self._call(self.custom.delete_cluster_custom_object, KARPENTER_GROUP, KARPENTER_VERSION, "nodepools",
+                   name, missing_ok=True)
+
+    # --- what destroy would leave behind (tools/teardown.py) --------------------------------------------------
+    def list_services(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self._call(self.core.list_service_for_all_namespaces)["items"]
+        return items
+
+    def list_ingresses(self) -> list[dict[str, Any]]:
+        k = _client()
+        networking = k.client.NetworkingV1Api(self.api_client)
+        items: list[dict[str, Any]] = self._call(networking.list_ingress_for_all_namespaces)["items"]
+        return items
+
     def get_nodepool(self, name: str) -> dict[str, Any] | None:
         pool: dict[str, Any] | None = self._call(
             self.custom.get_cluster_custom_object, KARPENTER_GROUP, KARPENTER_VERSION, "nodepools", name,

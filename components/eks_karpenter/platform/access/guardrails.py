@@ -1,0 +1,160 @@
+"""Tenancy guardrails: a ValidatingAdmissionPolicy and its binding per team with `nodePools: true`, as plain data.
+
+RBAC can only grant a team all NodePools and EC2NodeClasses or none (they are cluster-scoped), and an
+EC2NodeClass with its own user data, AMI or role under the platform's node role is root on the nodes. The policy
+(admissionregistration.k8s.io/v1, Kubernetes 1.30+) applies to requests of the team's Kubernetes group only and
+holds it to:
+
+- its own objects: named `<team>-...` or labelled `eks-karpenter/team: <team>`, on create, update (old and new)
+  and delete;
+- EC2NodeClasses without `userData`, with AMI selector terms that are an alias only (no custom AMI), the
+  platform's node role (or its instance profile), the platform's security groups (the discovery tag or the
+  cluster's node security group ids) and subnets (the discovery tag), no public IP, and instance metadata kept
+  IMDSv2-only with hop limit 1 (so pods cannot take the node role's credentials);
+- NodePools on its own classes or the platform's, with `limits.cpu` and `limits.memory` set and within the
+  team's ceiling (per pool: admission sees one object, so the total over a team's pools is not bounded here).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from eks_karpenter import tags
+from eks_karpenter.platform.access.config import Team
+from eks_karpenter.platform.access.plan import team_group
+
+TEAM_LABEL = "eks-karpenter/team"
+"""Label that marks a NodePool or EC2NodeClass as a team's when its name lacks the team's prefix."""
+
+
+@dataclass(frozen=True)
+class PlatformNodeAccess:
+    """What the platform's EC2NodeClasses use, which a team's classes may use too."""
+
+    cluster_name: str
+    node_role_name: str
+    instance_profile: str | None
+    """The node role's instance profile name when classes use one (`karpenter.nodeRole.instanceProfile`)."""
+    security_group_ids: tuple[str, ...]
+    """Node security groups by id (`cluster.nodeSecurityGroupIds`), besides the discovery tag."""
+    node_classes: tuple[str, ...]
+    """The platform's own EC2NodeClass names, which a team's pools may use."""
+
+
+def _lit(value: Any) -> str:
+    """A CEL literal (JSON strings, lists and maps are valid CEL)."""
+    return json.dumps(value)
+
+
+def policy_name(team: str) -> str:
+    return f"eks-karpenter-team-{team}-node-pools"
+
+
+def _owns(var: str, team: str) -> str:
+    return (f"({var}.metadata.name.startsWith({_lit(team + '-')}) || (has({var}.metadata.labels) && "
+            f"{_lit(TEAM_LABEL)} in {var}.metadata.labels && {var}.metadata.labels[{_lit(TEAM_LABEL)}] == "
+            f"{_lit(team)}))")
+
+
+def team_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
+    """The team's ValidatingAdmissionPolicy."""
+    name = team.name
+    discovery = tags.discovery_tags(platform.cluster_name)
+    ceiling = team.node_pool_limits
+    operations = ["CREATE", "UPDATE", "DELETE"]
+    identity = [f"(has(object.spec.role) && object.spec.role == {_lit(platform.node_role_name)})"]
+    if platform.instance_profile:
+        identity.append(f"(has(object.spec.instanceProfile) && object.spec.instanceProfile == "
+                        f"{_lit(platform.instance_profile)})")
+    sg_terms = [f"(has(t.tags) && !has(t.id) && !has(t.name) && t.tags == {_lit(discovery)})"]
+    if platform.security_group_ids:
+        sg_terms.append(f"(has(t.id) && !has(t.tags) && !has(t.name) && t.id in "
+                        f"{_lit(list(platform.security_group_ids))})")
+    classes = list(platform.node_classes)
+    validations = [
+        {"expression": "variables.ownsOld && variables.ownsNew",
+         "message": f"team {name} may only create, change or delete NodePools and EC2NodeClasses named "
+                    f"'{name}-...' or labelled {TEAM_LABEL}={name}",
+         "reason": "Forbidden"},
+        {"expression": "!variables.isClass || !has(object.spec.userData)",
+         "message": f"team {name}: userData is reserved to the platform's node classes", "reason": "Forbidden"},
+        {"expression": "!variables.isClass || object.spec.amiSelectorTerms.all(t, has(t.alias) && !has(t.id) && "
+                       "!has(t.name) && !has(t.owner) && !has(t.ssmParameter) && !has(t.tags))",
+         "message": f"team {name}: AMIs are chosen by alias only (e.g. al2023@v20260815), not by id, name, "
+                    "owner, tags or SSM parameter", "reason": "Forbidden"},
+        {"expression": f"!variables.isClass || {' || '.join(identity)}",
+         "message": f"team {name}: a node class must use the platform's node role "
+                    f"{platform.node_role_name}" + (f" or instance profile {platform.instance_profile}"
+                                                    if platform.instance_profile else ""),
+         "reason": "Forbidden"},
+        {"expression": "!variables.isClass || object.spec.securityGroupSelectorTerms.all(t, "
+                       f"{' || '.join(sg_terms)})",
+         "message": f"team {name}: security groups must be the platform's (the {tags.DISCOVERY_KEY} tag"
+                    + (" or the cluster's node security group ids)" if platform.security_group_ids else ")"),
+         "reason": "Forbidden"},
+        {"expression": "!variables.isClass || object.spec.subnetSelectorTerms.all(t, has(t.tags) && !has(t.id) && "
+                       f"t.tags == {_lit(discovery)})",
+         "message": f"team {name}: subnets are the platform's (the {tags.DISCOVERY_KEY} tag)", "reason": "Forbidden"},
+        {"expression": "!variables.isClass || !has(object.spec.associatePublicIPAddress) || "
+                       "!object.spec.associatePublicIPAddress",
+         "message": f"team {name}: nodes get no public IP address", "reason": "Forbidden"},
+        {"expression": "!variables.isClass || !has(object.spec.metadataOptions) || "
+                       "((!has(object.spec.metadataOptions.httpTokens) || "
+                       "object.spec.metadataOptions.httpTokens == 'required') && "
+                       "(!has(object.spec.metadataOptions.httpPutResponseHopLimit) || "
+                       "object.spec.metadataOptions.httpPutResponseHopLimit <= 1))",
+         "message": f"team {name}: instance metadata stays IMDSv2-only with hop limit 1 (pods must not get the node "
+                    "role's credentials)", "reason": "Forbidden"},
+        {"expression": "!variables.isPool || object.spec.template.spec.nodeClassRef.name.startsWith("
+                       f"{_lit(name + '-')}) || object.spec.template.spec.nodeClassRef.name in {_lit(classes)}",
+         "message": f"team {name}: a NodePool may use the team's own node classes ('{name}-...') or the "
+                    f"platform's ({', '.join(classes) or 'none'})", "reason": "Forbidden"},
+        {"expression": "!variables.isPool || (has(object.spec.limits) && 'cpu' in object.spec.limits && "
+                       "'memory' in object.spec.limits && "
+                       f"!quantity(string(object.spec.limits['cpu'])).isGreaterThan(quantity({_lit(ceiling.cpu)}))"
+                       " && !quantity(string(object.spec.limits['memory'])).isGreaterThan("
+                       f"quantity({_lit(ceiling.memory)})))",
+         "message": f"team {name}: a NodePool must set limits.cpu and limits.memory, at most {ceiling.cpu} cpu "
+                    f"and {ceiling.memory} memory", "reason": "Forbidden"},
+    ]
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": policy_name(name)},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [
+                {"apiGroups": ["karpenter.sh"], "apiVersions": ["*"], "operations": operations,
+                 "resources": ["nodepools"]},
+                {"apiGroups": ["karpenter.k8s.aws"], "apiVersions": ["*"], "operations": operations,
+                 "resources": ["ec2nodeclasses"]},
+            ]},
+            "matchConditions": [{"name": "team-member",
+                                 "expression": f"{_lit(team_group(name))} in request.userInfo.groups"}],
+            "variables": [
+                {"name": "ownsNew", "expression": f"object == null || {_owns('object', name)}"},
+                {"name": "ownsOld", "expression": f"oldObject == null || {_owns('oldObject', name)}"},
+                {"name": "isClass", "expression": "object != null && request.resource.resource == 'ec2nodeclasses'"},
+                {"name": "isPool", "expression": "object != null && request.resource.resource == 'nodepools'"},
+            ],
+            "validations": validations,
+        },
+    }
+
+
+def team_policy_binding(team: Team) -> dict[str, Any]:
+    """Binds the team's policy to every request it matches, denying what it refuses."""
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": policy_name(team.name)},
+        "spec": {"policyName": policy_name(team.name), "validationActions": ["Deny"]},
+    }
+
+
+def team_guardrails(teams: Sequence[Team], platform: PlatformNodeAccess) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(policy, binding) for each team with `nodePools: true`."""
+    return [(team_policy(t, platform), team_policy_binding(t)) for t in teams if t.node_pools]
