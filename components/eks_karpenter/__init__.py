@@ -31,6 +31,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+__version__ = "0.2.0"
+"""The package's version: the one place it is written (pyproject.toml reads it, CHANGELOG.md names it)."""
+
 # Names are imported on first use (PEP 562): a program pays only for the concerns it uses, and `import
 # eks_karpenter` does not build every config model or load every provider module up front.
 _EXPORTS: dict[str, str] = {

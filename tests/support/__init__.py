@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,11 @@ def upstream_cache_verified(cache: Path = UPSTREAM_CACHE, lock: Path = UPSTREAM_
     return marker.is_file() and marker.read_text().strip() == hashlib.sha256(lock.read_bytes()).hexdigest()
 
 
-UPSTREAM = UPSTREAM_CACHE if upstream_cache_verified() else SHARED_UPSTREAM
+# EKS_KARPENTER_UPSTREAM points the tests at another folder: a missing path is how a fresh clone sees it
+# (tests/project/test_fresh_clone.py runs the suite that way).
+UPSTREAM_ENV = "EKS_KARPENTER_UPSTREAM"
+UPSTREAM = (Path(os.environ[UPSTREAM_ENV]) if os.environ.get(UPSTREAM_ENV)
+            else UPSTREAM_CACHE if upstream_cache_verified() else SHARED_UPSTREAM)
 
 MISSING_UPSTREAM = f"needs Karpenter's upstream files (CRDs, charts, IAM template): run `{FETCH_UPSTREAM}`"
 # CI sets this: there a missing upstream file fails the run instead of skipping the comparisons quietly.
