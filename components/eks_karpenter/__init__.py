@@ -39,6 +39,8 @@ __version__ = "0.2.0"
 _EXPORTS: dict[str, str] = {
     "ConfigError": "eks_karpenter.config.errors",
     "Issue": "eks_karpenter.config.errors",
+    "issues_from_validation_error": "eks_karpenter.config.errors",
+    "consumer_access_warnings": "eks_karpenter.platform.access",
     "Access": "eks_karpenter.platform.access",
     "AccessArgs": "eks_karpenter.platform.access",
     "AccessConfig": "eks_karpenter.platform.access",
@@ -99,10 +101,10 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:
     from eks_karpenter import tags, versions
     from eks_karpenter.catalogue import Catalogue, InstanceType, admitted_for, load_catalogue
-    from eks_karpenter.config.errors import ConfigError, Issue
+    from eks_karpenter.config.errors import ConfigError, Issue, issues_from_validation_error
     from eks_karpenter.config.running import read_stack_config
     from eks_karpenter.config.stack import StackConfig, load_stack_config, stack_file_schema
-    from eks_karpenter.platform.access import Access, AccessArgs, AccessConfig
+    from eks_karpenter.platform.access import Access, AccessArgs, AccessConfig, consumer_access_warnings
     from eks_karpenter.platform.build import build_platform
     from eks_karpenter.platform.cluster import Cluster, ClusterArgs, ClusterConfig
     from eks_karpenter.platform.iam import KarpenterIam, KarpenterIamArgs, NodeRole, NodeRoleArgs, controller_policies
@@ -178,9 +180,11 @@ __all__ = [
     "admitted_for",
     "build_platform",
     "cli",
+    "consumer_access_warnings",
     "controller_policies",
     "controller_values",
     "cost",
+    "issues_from_validation_error",
     "load_catalogue",
     "load_stack_config",
     "plan_program",

@@ -20,7 +20,7 @@ from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.component import lookup_existing_cluster
-from eks_karpenter.platform.cluster.rules import version_warnings
+from eks_karpenter.platform.cluster.rules import instance_type_warnings, version_warnings
 from eks_karpenter.platform.iam import KarpenterIam, NodeRole, iam_name
 from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
@@ -47,7 +47,7 @@ def today() -> date:
 def build_platform(cfg: StackConfig) -> None:
     """Register the platform for one validated stack config and export its outputs."""
     name = cfg.cluster.name
-    for warning in [*version_warnings(cfg.cluster, today()),
+    for warning in [*version_warnings(cfg.cluster, today()), *instance_type_warnings(cfg.cluster),
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect)]:
         pulumi.log.warn(warning)
     stack_tags = tags.base_tags(name, cfg.tags)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -130,3 +131,22 @@ def caller_role_arn(caller_arn: str) -> str | None:
     if not match:
         return None
     return f"arn:{match[1]}:iam::{match[2]}:role/{match[3]}"
+
+
+def consumer_access_warnings(team: str, namespace: str, team_namespaces: Mapping[str, Sequence[str]], *,
+                             team_key: str, namespace_key: str, platform: str,
+                             platform_key: str = "eks-karpenter:access") -> list[str]:
+    """What a consumer stack (a team's project on the platform) deploys where the platform gives it no access:
+    a team the platform's `access.teams` does not list, or a namespace the platform does not create for that
+    team. `team_namespaces` is the platform's `teamNamespaces` output; each warning names the consumer's key
+    and the platform's (`platform_key`, in the platform stack `platform`), so both sides know what to change."""
+    if team not in team_namespaces:
+        known = ", ".join(sorted(team_namespaces)) or "none"
+        return [f"{team_key} {team!r}: the platform ({platform}) grants this team no access: add it under "
+                f"{platform_key} teams there (teams it knows: {known}), or fix {team_key}"]
+    owned = list(team_namespaces[team])
+    if namespace not in owned:
+        return [f"{namespace_key} {namespace!r}: the platform ({platform}) does not create this namespace for team "
+                f"{team!r} ({platform_key} teams[{team}].namespaces: {', '.join(owned) or 'none'}): add it there, "
+                f"or fix {namespace_key}"]
+    return []
