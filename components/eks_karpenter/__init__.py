@@ -14,7 +14,7 @@ Where things live:
 - facts both read: `versions.py` (every pin), `arns.py` (regions, partitions, ARNs), `catalogue/` (EC2
   instance types and prices), `tags.py`, `quantities.py`.
 
-The public API is everything in `__all__` (see the README's "Library API"):
+The public API is everything in `__all__` (see docs/library.md, "Library API"):
 
 - `build_platform(read_stack_config())`: the whole platform for the running stack, from its stack file;
 - the components (`Network`, `Cluster`, `Access`, `Namespaces`, `NodeRole`, `KarpenterIam`,

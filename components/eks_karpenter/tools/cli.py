@@ -1,4 +1,5 @@
-"""Command line: `eks-karpenter plan | diff | cost | simulate | smoke | schema | import-legacy | policy-pack`.
+"""Command line: `eks-karpenter plan | diff | cost | simulate | smoke | schema | import-legacy | policy-pack |
+deploy-policy`.
 
 Every command works on a Pulumi project folder (`--program DIR`, default: the current directory), read like the
 Pulumi CLI reads it: `Pulumi.yaml`'s `name`, `main` and `stackConfigDir`, then `<stackConfigDir>/Pulumi.<stack>.yaml`.
@@ -120,6 +121,11 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
                         help="Pulumi project folder whose name is the config namespace (default: the current "
                              "directory; eks-karpenter when it has no Pulumi.yaml)")
 
+    deploy = sub.add_parser("deploy-policy", help="print the deploy role's least-privilege IAM policy for a stack: the "
+                                                  "actions of the resource types its offline plan contains")
+    deploy.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    _add_project_arguments(deploy)
+
     pack = sub.add_parser("policy-pack", help="write the CrossGuard policy pack to a folder for "
                                               "`pulumi preview --policy-pack DIR`")
     pack.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write the pack into")
@@ -212,6 +218,19 @@ def cmd_schema(args: argparse.Namespace) -> int:
     from eks_karpenter.config.stack import stack_file_schema
 
     sys.stdout.write(json.dumps(stack_file_schema(_namespace(args)), indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+def cmd_deploy_policy(args: argparse.Namespace) -> int:
+    from eks_karpenter.tools.deploy_role import deploy_role_policy, plan_types
+
+    _check_stack(args.stack)
+    document = json.loads(_plan(args, args.stack).to_json())
+    try:
+        policy = deploy_role_policy(plan_types([document]))
+    except KeyError as exc:
+        raise PlanError(str(exc.args[0])) from None
+    sys.stdout.write(json.dumps(policy, indent=2) + "\n")
     return 0
 
 
@@ -379,7 +398,8 @@ def cmd_smoke(args: argparse.Namespace) -> int:
     return run_smoke(args)
 
 
-COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "policy-pack": cmd_policy_pack, "diff": cmd_diff,
+COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "policy-pack": cmd_policy_pack, "deploy-policy": cmd_deploy_policy,
+            "diff": cmd_diff,
             "import-legacy": cmd_import_legacy,
             "cost": cmd_cost, "simulate": cmd_simulate, "smoke": cmd_smoke}
 
