@@ -48,7 +48,8 @@ def test_the_whole_suite_collects_without_upstream_files() -> None:
 @pytest.mark.slow
 def test_upstream_reading_tests_skip_with_the_fetch_command_without_upstream_files() -> None:
     result = run_without_upstream("-q", "-rfEs", *upstream_modules())
-    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    problems = [line for line in result.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    assert result.returncode == 0, "\n".join(problems) or result.stdout[-6000:] + result.stderr[-2000:]
     summary = result.stdout.strip().splitlines()[-1]
     assert "error" not in summary and "failed" not in summary, summary
     assert re.search(r"\d+ skipped", summary), summary

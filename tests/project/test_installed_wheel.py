@@ -172,3 +172,14 @@ def test_the_installed_cli_plans_team_batch_with_an_outputs_file(installed: tupl
     _team_batch(document)
     [node_class] = [r for r in document["resources"] if r["type"] == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]
     assert node_class["inputs"]["spec"]["role"] == "from-file-node-role"
+
+
+def test_the_installed_policy_pack_command_writes_the_shipped_pack(installed: tuple[Path, dict[str, str]],
+                                                                   tmp_path: Path) -> None:
+    venv, env = installed
+    proc = subprocess.run([str(venv / "bin" / "eks-karpenter"), "policy-pack", "--out", str(tmp_path / "pack")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("guardrails.py", "__main__.py", "requirements.txt"):
+        assert (tmp_path / "pack" / name).read_bytes() == (REPO / "policy" / name).read_bytes()
+    assert "pulumi preview --policy-pack" in proc.stderr
