@@ -1,7 +1,7 @@
-"""A fresh clone has no upstream files (no `.upstream/`, no `../shared/upstream/`): the README's test command must
-then skip the comparisons, never error. This runs the suite's collection and every test module that reads
-upstream files with the upstream folder pointed at a missing path, and fails on any error or failure, or on a
-skip that does not name the fetch command."""
+"""A fresh clone has no upstream files (no verified `.upstream/` cache, no shared checkout beside it): the
+README's test command must then skip the comparisons, never error. This runs the suite's collection and every
+test module that reads upstream files with the upstream folder pointed at a missing path, and fails on any error
+or failure, or on a skip that does not name the fetch command."""
 
 from __future__ import annotations
 
