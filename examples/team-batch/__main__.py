@@ -70,10 +70,11 @@ namespace = config.require("namespace")
 platform_stack = config.require("platformStack")
 platform = pulumi.StackReference(platform_stack)
 # Deploying where the platform grants this team nothing fails only at `pulumi up` (403 from the cluster): say so
-# at plan time, naming this stack's key and the platform's.
-platform.require_output("teamNamespaces").apply(lambda granted: [pulumi.log.warn(w) for w in consumer_access_warnings(
+# at plan time, naming this stack's key and the platform's (a platform that exports no `teamNamespaces` is not
+# checked).
+platform.get_output("teamNamespaces").apply(lambda granted: [pulumi.log.warn(w) for w in consumer_access_warnings(
     team, namespace, granted, team_key=f"{PROJECT}:team", namespace_key=f"{PROJECT}:namespace",
-    platform=platform_stack)])
+    platform=platform_stack)] if granted is not None else [])
 provider = k8s.Provider("platform", kubeconfig=platform.require_output("kubeconfig"))
 
 node_class = NodeClass.from_config(
