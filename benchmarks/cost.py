@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--pools", type=int, default=1000)
     parser.add_argument("--write-result", action="store_true",
-                        help="also write benchmarks/results/cost.md, the README's source")
+                        help="also write benchmarks/results/cost.md, the docs' source (docs/cost-and-scale.md)")
     args = parser.parse_args(argv)
     lines: list[str] = []
 

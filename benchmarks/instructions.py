@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[0, 100])
     parser.add_argument("--write-result", action="store_true",
-                        help="also write benchmarks/results/instructions.md, the README's source")
+                        help="also write benchmarks/results/instructions.md, the docs' source (docs/cost-and-scale.md)")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         print("valgrind is not on the PATH", file=sys.stderr)

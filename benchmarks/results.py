@@ -1,8 +1,9 @@
-"""Result files the benchmarks write (`--write-result`): `benchmarks/results/<name>.md`, the README's source.
+"""Result files the benchmarks write (`--write-result`): `benchmarks/results/<name>.md`, the docs' source.
 
 Each file is the benchmark's printed figures in a fenced block, preceded by the command that wrote it and the
-machine it ran on. `scripts/gen_docs.py` copies them into the README between `<!-- figures:benchmark-<name> -->`
-markers, and a test checks the README against the committed files: no test ever runs a benchmark.
+machine it ran on. `scripts/gen_docs.py` copies them into docs/cost-and-scale.md between
+`<!-- figures:benchmark-<name> -->` markers, and a test checks that file against the committed results: no test
+ever runs a benchmark.
 """
 
 from __future__ import annotations

@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="runs of each side at the largest sizes (more below)")
     parser.add_argument("--markdown", action="store_true", help="print only the README block")
     parser.add_argument("--write-result", action="store_true",
-                        help="also write benchmarks/results/scale.md, the README's source")
+                        help="also write benchmarks/results/scale.md, the docs' source (docs/cost-and-scale.md)")
     parser.add_argument("--child", nargs=3, metavar=("KIND", "N", "PLAN"), help=argparse.SUPPRESS)
     parser.add_argument("--stop", choices=("setup", "plan"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--write-result", action="store_true",
-                        help="also write benchmarks/results/simulate.md, the README's source")
+                        help="also write benchmarks/results/simulate.md, the docs' source (docs/cost-and-scale.md)")
     args = parser.parse_args(argv)
     lines: list[str] = []
 

@@ -32,6 +32,7 @@ import shutil
 import sys
 import tarfile
 import tempfile
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping
@@ -330,6 +331,25 @@ def is_verified(cache: Path = CACHE, lock_path: Path = LOCK) -> bool:
     return marker.is_file() and marker.read_text().strip() == lock_digest(lock_path)
 
 
+def reporting(get: Get) -> Get:
+    """`get` whose network failures name the URL and say what to do instead of a bare socket error."""
+
+    def wrapped(url: str, headers: Mapping[str, str]) -> bytes:
+        try:
+            return get(url, headers)
+        except urllib.error.HTTPError as err:
+            raise UpstreamError(f"cannot fetch {url}: HTTP {err.code} {err.reason}; if the source moved, update "
+                                f"scripts/upstream.lock.json; meanwhile fill the cache from a local copy laid out "
+                                f"the same way: `{COMMAND} --from DIR`") from None
+        except OSError as err:  # URLError, timeouts, refused connections, DNS failures
+            reason = getattr(err, "reason", None) or err
+            raise UpstreamError(f"cannot reach {url} ({reason}): check the network (and HTTPS_PROXY behind a "
+                                f"proxy) and run `{COMMAND}` again, or fill the cache from a local copy laid out "
+                                f"the same way: `{COMMAND} --from DIR`") from None
+
+    return wrapped
+
+
 def main(argv: list[str] | None = None, get: Get = http_get) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     mode = parser.add_mutually_exclusive_group()
@@ -354,7 +374,7 @@ def main(argv: list[str] | None = None, get: Get = http_get) -> int:
         if args.source is None and not args.force and not check(lock, args.cache, marker):
             print(f"{args.cache}: up to date ({len(lock['files'])} files verified)")
             return 0
-        files = read_local(lock, args.source) if args.source is not None else fetch_all(lock, get)
+        files = read_local(lock, args.source) if args.source is not None else fetch_all(lock, reporting(get))
         verify(lock, files)
         install(files, args.cache, marker)
     except UpstreamError as err:

@@ -1,6 +1,7 @@
-"""Generate the docs that must stay true: a page per component, the stack-file reference, and README blocks.
+"""Generate the docs that must stay true: a page per component, the stack-file reference, the deploy role's
+policy, and the figure blocks of the README and docs/ (FIGURE_FILES).
 
-    .venv/bin/python scripts/gen_docs.py           # rewrite docs/components/, docs/stack-file.md, README blocks
+    .venv/bin/python scripts/gen_docs.py           # rewrite docs/components/, docs/stack-file.md, figure blocks
     .venv/bin/python scripts/gen_docs.py --check   # exit 1 (naming the files) when anything committed differs
 
 Sources: the components' source read with `ast` (TypedDict args keep no docstrings at runtime), the committed
@@ -521,7 +522,7 @@ def library_api() -> str:
     docs = {name.name: name for name in components()}
     rows = ["| name | what it is |", "| --- | --- |"]
     for name in sorted(package.__all__, key=str.lower):
-        link = f"[`{name}`](docs/components/{name}.md)" if name in docs else f"`{name}`"
+        link = f"[`{name}`](components/{name}.md)" if name in docs else f"`{name}`"  # from docs/library.md
         rows.append(f"| {link} | {_cell(one_line(getattr(package, name)))} |")
     return "\n".join(rows)
 
@@ -613,8 +614,36 @@ def benchmark_result(name: str) -> str:
     return path.read_text().strip()
 
 
+def deploy_role_policy(plans: Mapping[str, Any]) -> dict[str, Any]:
+    """The deploy role's policy for every committed stack: the union of their resource and invoke types."""
+    from eks_karpenter.tools.deploy_role import deploy_role_policy as policy
+    from eks_karpenter.tools.deploy_role import plan_types
+
+    return policy(plan_types(json.loads(doc.to_json()) for doc in plans.values()))
+
+
+def deploy_role_types(plans: Mapping[str, Any]) -> str:
+    """Per AWS type the committed stacks plan (or invoke): which stacks, and the actions it adds."""
+    from eks_karpenter.tools.deploy_role import ACTIONS_BY_TYPE, PASSES_ROLE_TO, needs_iam, plan_types
+
+    stacks_of: dict[str, list[str]] = {}
+    for stack, doc in sorted(plans.items()):
+        for type_ in plan_types([json.loads(doc.to_json())]):
+            if needs_iam(type_):
+                stacks_of.setdefault(type_, []).append(stack)
+    rows = ["| type | stacks | actions |", "| --- | --- | --- |"]
+    for type_, stacks in sorted(stacks_of.items()):
+        actions = sorted(set(ACTIONS_BY_TYPE[type_]))
+        if type_ in PASSES_ROLE_TO:
+            actions.append(f"iam:PassRole to {PASSES_ROLE_TO[type_]}")
+        rows.append(f"| `{type_}` | {', '.join(stacks)} | {', '.join(f'`{a}`' for a in actions)} |")
+    return "\n".join(rows)
+
+
 def readme_blocks(plans: Mapping[str, Any]) -> dict[str, Callable[[], str]]:
     return {
+        "deploy-role-types": lambda: deploy_role_types(plans),
+        "deploy-role-policy": lambda: f"```json\n{json.dumps(deploy_role_policy(plans), indent=2)}\n```",
         "library-api": library_api,
         "resource-counts": lambda: resource_counts(plans),
         "stack-file-errors": stack_file_errors,
@@ -630,18 +659,32 @@ def begin(name: str) -> str:
 END = "<!-- /figures -->"
 
 
-def fill_readme(text: str, blocks: Mapping[str, Callable[[], str]]) -> str:
-    """The README with every `<!-- figures:NAME -->` ... `<!-- /figures -->` block regenerated."""
-    for name, make in blocks.items():
-        start = begin(name)
+FIGURE_FILES = ("README.md", "docs/offline-plan.md", "docs/cost-and-scale.md", "docs/library.md",
+                "docs/deploy-role.md")
+"""The files that hold generated blocks: each block lives in exactly one of them."""
+
+
+def fill_blocks(text: str, blocks: Mapping[str, Callable[[], str]], name: str = "README.md") -> str:
+    """`text` with every `<!-- figures:NAME -->` ... `<!-- /figures -->` block it holds regenerated."""
+    for block, make in blocks.items():
+        start = begin(block)
         if start not in text:
-            raise SystemExit(f"README.md lost its {start} marker")
+            continue
         head, rest = text.split(start, 1)
         if END not in rest:
-            raise SystemExit(f"README.md: {start} has no {END}")
+            raise SystemExit(f"{name}: {start} has no {END}")
         _, tail = rest.split(END, 1)
         text = f"{head}{start}\n{make()}\n{END}{tail}"
     return text
+
+
+def block_homes() -> dict[str, list[str]]:
+    """Each generated block's marker -> the files holding it (every block must be in exactly one)."""
+    homes: dict[str, list[str]] = {}
+    for name in FIGURE_FILES:
+        for block in re.findall(r"<!-- figures:([a-z0-9-]+) -->", (REPO / name).read_text()):
+            homes.setdefault(block, []).append(name)
+    return homes
 
 
 # --- all of it ------------------------------------------------------------------------------------------------
@@ -654,8 +697,15 @@ def generated(plans: Mapping[str, Any] | None = None) -> dict[Path, str]:
     files = {DOCS / "components" / f"{c.name}.md": component_page(c, schema) for c in found}
     files[DOCS / "components" / "README.md"] = component_index(found)
     files[DOCS / "stack-file.md"] = stack_file_page(schema)
-    readme = REPO / "README.md"
-    files[readme] = fill_readme(readme.read_text(), readme_blocks(plans if plans is not None else committed_plans()))
+    plans = plans if plans is not None else committed_plans()
+    blocks = readme_blocks(plans)
+    homes = block_homes()
+    misplaced = {b: homes.get(b, []) for b in blocks if len(homes.get(b, [])) != 1}
+    if misplaced:
+        raise SystemExit(f"every generated block must be in exactly one of {', '.join(FIGURE_FILES)}: {misplaced}")
+    for name in FIGURE_FILES:
+        files[REPO / name] = fill_blocks((REPO / name).read_text(), blocks, name)
+    files[DOCS / "deploy-role-policy.json"] = json.dumps(deploy_role_policy(plans), indent=2) + "\n"
     return files
 
 

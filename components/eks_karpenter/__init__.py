@@ -16,7 +16,7 @@ Where things live:
 - facts both read: `versions.py` (every pin), `arns.py` (regions, partitions, ARNs), `catalogue/` (EC2
   instance types and prices), `tags.py`, `quantities.py`.
 
-The public API is everything in `__all__` (see the README's "Library API"):
+The public API is everything in `__all__` (see docs/library.md, "Library API"):
 
 - `build_platform(read_stack_config())`: the whole platform for the running stack, from its stack file;
 - the components (`Network`, `Cluster`, `Access`, `Namespaces`, `NodeRole`, `KarpenterIam`,
@@ -33,11 +33,16 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+__version__ = "0.2.0"
+"""The package's version: the one place it is written (pyproject.toml reads it, CHANGELOG.md names it)."""
+
 # Names are imported on first use (PEP 562): a program pays only for the concerns it uses, and `import
 # eks_karpenter` does not build every config model or load every provider module up front.
 _EXPORTS: dict[str, str] = {
     "ConfigError": "eks_karpenter.config.errors",
     "Issue": "eks_karpenter.config.errors",
+    "issues_from_validation_error": "eks_karpenter.config.errors",
+    "consumer_access_warnings": "eks_karpenter.platform.access",
     "Access": "eks_karpenter.platform.access",
     "AccessArgs": "eks_karpenter.platform.access",
     "AccessConfig": "eks_karpenter.platform.access",
@@ -98,10 +103,10 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:
     from eks_karpenter import tags, versions
     from eks_karpenter.catalogue import Catalogue, InstanceType, admitted_for, load_catalogue
-    from eks_karpenter.config.errors import ConfigError, Issue
+    from eks_karpenter.config.errors import ConfigError, Issue, issues_from_validation_error
     from eks_karpenter.config.running import read_stack_config
     from eks_karpenter.config.stack import StackConfig, load_stack_config, stack_file_schema
-    from eks_karpenter.platform.access import Access, AccessArgs, AccessConfig
+    from eks_karpenter.platform.access import Access, AccessArgs, AccessConfig, consumer_access_warnings
     from eks_karpenter.platform.build import build_platform
     from eks_karpenter.platform.cluster import Cluster, ClusterArgs, ClusterConfig
     from eks_karpenter.platform.iam import KarpenterIam, KarpenterIamArgs, NodeRole, NodeRoleArgs, controller_policies
@@ -177,9 +182,11 @@ __all__ = [
     "admitted_for",
     "build_platform",
     "cli",
+    "consumer_access_warnings",
     "controller_policies",
     "controller_values",
     "cost",
+    "issues_from_validation_error",
     "load_catalogue",
     "load_stack_config",
     "plan_program",

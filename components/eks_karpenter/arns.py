@@ -8,26 +8,72 @@ it: `aws:allowedAccountIds` (which the AWS provider also enforces) names the acc
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.partitions import PARTITIONS, SOURCE
 
 REGION_KEY, ALLOWED_ACCOUNTS_KEY = "aws:region", "aws:allowedAccountIds"
-REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$")
 ACCOUNT_ID = re.compile(r"^[0-9]{12}$")
 _ARN = re.compile(r"^arn:(?P<partition>[a-z-]+):(?P<service>[a-z0-9-]+):(?P<region>[a-z0-9-]*):"
                   r"(?P<account>[0-9]{12}|aws|):(?P<resource>.+)$")
-# Region prefixes of the partitions other than `aws` (longest first).
-_PARTITIONS = (("us-isob-", "aws-iso-b"), ("us-isof-", "aws-iso-f"), ("eu-isoe-", "aws-iso-e"),
-               ("us-iso-", "aws-iso"), ("us-gov-", "aws-us-gov"), ("cn-", "aws-cn"))
+# The one table of partitions and regions every module reads: AWS's own, generated from botocore (partitions.py).
+PARTITION_REGEX = {partition: re.compile(regex) for partition, regex, _, _ in PARTITIONS}
+DNS_SUFFIX = {partition: suffix for partition, _, suffix, _ in PARTITIONS}
+REGIONS: dict[str, str] = {region: partition for partition, regex, _, regions in PARTITIONS for region in regions
+                           if re.match(regex, region)}  # `aws-global` and the like are endpoints, not regions
+"""Every region AWS lists, and its partition."""
 
+
+ZONE_LETTERS_AS_OF = "2025-09-30"
+ZONE_LETTERS_SOURCE = ("AWS's Regions and Availability Zones page (aws.amazon.com/about-aws/global-infrastructure/"
+                       "regions_az) and `aws ec2 describe-availability-zones --all-availability-zones` per region")
+ZONE_LETTERS: dict[str, str] = {
+    # The zone letters each region has (as of ZONE_LETTERS_AS_OF, from ZONE_LETTERS_SOURCE). An account sees a
+    # subset of some (us-west-1: two of a-c; ap-northeast-1: b only for older accounts) and letters map to
+    # physical zones per account; a region missing here (new or isolated) gets no zone check.
+    "af-south-1": "abc", "ap-east-1": "abc", "ap-east-2": "abc", "ap-northeast-1": "abcd", "ap-northeast-2": "abcd",
+    "ap-northeast-3": "abc", "ap-south-1": "abc", "ap-south-2": "abc", "ap-southeast-1": "abc",
+    "ap-southeast-2": "abc", "ap-southeast-3": "abc", "ap-southeast-4": "abc", "ap-southeast-5": "abc",
+    "ap-southeast-6": "abc", "ap-southeast-7": "abc", "ca-central-1": "abd", "ca-west-1": "abc",
+    "cn-north-1": "abd", "cn-northwest-1": "abc", "eu-central-1": "abc", "eu-central-2": "abc", "eu-north-1": "abc",
+    "eu-south-1": "abc", "eu-south-2": "abc", "eu-west-1": "abc", "eu-west-2": "abc", "eu-west-3": "abc",
+    "il-central-1": "abc", "me-central-1": "abc", "me-south-1": "abc", "mx-central-1": "abc", "sa-east-1": "abc",
+    "us-east-1": "abcdef", "us-east-2": "abc", "us-gov-east-1": "abc", "us-gov-west-1": "abc", "us-west-1": "abc",
+    "us-west-2": "abcd",
+}
+
+
+def zone_issue(zone: str, region: str) -> str | None:
+    """Why `zone` is not a zone of `region` (None when it is, or when the region's letters are not known)."""
+    if not zone.startswith(region) or len(zone) != len(region) + 1:
+        return f"zone is not in the stack's region {region} (aws:region)"
+    letters = ZONE_LETTERS.get(region)
+    if letters is not None and zone[-1] not in letters:
+        return (f"{region} has no zone {zone[-1]!r}: its zones are {', '.join(region + x for x in letters)} "
+                f"(as of {ZONE_LETTERS_AS_OF})")
+    return None
 
 def partition_of(region: str) -> str:
-    """The ARN partition of a region: `aws`, `aws-cn`, `aws-us-gov`, ..."""
-    return next((p for prefix, p in _PARTITIONS if region.startswith(prefix)), "aws")
+    """The ARN partition of a region (`aws`, `aws-cn`, `aws-us-gov`, `aws-eusc`, ...): a listed region's, else
+    that of the partition whose region pattern it matches (as botocore resolves it); `aws` for anything else
+    (the config refuses such a region before anything is built, see `region_issues`)."""
+    listed = REGIONS.get(region)
+    if listed is not None:
+        return listed
+    return next((p for p, pattern in PARTITION_REGEX.items() if pattern.match(region)), "aws")
+
+
+def dns_suffix(partition: str) -> str:
+    """The DNS suffix of a partition's endpoints and service principals (CloudFormation's AWS::URLSuffix)."""
+    try:
+        return DNS_SUFFIX[partition]
+    except KeyError:
+        raise ValueError(f"unknown AWS partition: {partition!r}") from None
 
 
 @dataclass(frozen=True)
@@ -49,8 +95,11 @@ def region_issues(config: Mapping[str, str]) -> list[Issue]:
     region = config.get(REGION_KEY)
     if not region:
         return [Issue((REGION_KEY,), "required: the AWS region to deploy to", None, has_value=False)]
-    if not REGION.match(region):
-        return [Issue((REGION_KEY,), "not an AWS region name (like eu-west-1)", region)]
+    if region not in REGIONS:
+        close = difflib.get_close_matches(region, list(REGIONS), n=1, cutoff=0.6)
+        hint = f": did you mean `{close[0]}`?" if close else " (like eu-west-1)"
+        return [Issue((REGION_KEY,), f"not an AWS region{hint} (regions of every partition, from {SOURCE})",
+                      region)]
     return []
 
 

@@ -21,11 +21,12 @@ from eks_karpenter import (
     NodeClassConfig,
     NodePool,
     NodePoolConfig,
+    consumer_access_warnings,
+    issues_from_validation_error,
     render_node_pool,
     scheduling_for,
     validate_node_config,
 )
-from eks_karpenter.config.errors import issues_from_validation_error
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 config = pulumi.Config()
@@ -66,7 +67,14 @@ def load() -> tuple[str, NodeClassConfig, NodePoolConfig, Workload]:
 team, node_class_cfg, pool_cfg, workload = load()
 # The team's namespace, created by the platform; the team's access entry is scoped to it.
 namespace = config.require("namespace")
-platform = pulumi.StackReference(config.require("platformStack"))
+platform_stack = config.require("platformStack")
+platform = pulumi.StackReference(platform_stack)
+# Deploying where the platform grants this team nothing fails only at `pulumi up` (403 from the cluster): say so
+# at plan time, naming this stack's key and the platform's (a platform that exports no `teamNamespaces` is not
+# checked).
+platform.get_output("teamNamespaces").apply(lambda granted: [pulumi.log.warn(w) for w in consumer_access_warnings(
+    team, namespace, granted, team_key=f"{PROJECT}:team", namespace_key=f"{PROJECT}:namespace",
+    platform=platform_stack)] if granted is not None else [])
 provider = k8s.Provider("platform", kubeconfig=platform.require_output("kubeconfig"))
 
 node_class = NodeClass.from_config(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -46,7 +48,8 @@ def test_schema_rejects_typos_and_unknown_keys() -> None:
 
 @pytest.mark.parametrize(("key", "valid"), [
     ("karpenter:nodePools", False), ("aws:regoin", False), ("kubernetes:kubeconfig", False), ("aws:profile", True),
-    ("pulumi:disable-default-providers", True), ("tags", True)])
+    ("pulumi:disable-default-providers", True), ("tags", True), ("myplatform:slackChannel", True),
+    ("datadog:apiKey", True), ("eks_karpenter:nodePools", False)])
 def test_schema_knows_which_namespaces_are_read(key: str, valid: bool) -> None:
     validator = jsonschema.Draft202012Validator(stack_file_schema())
     body = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
@@ -60,3 +63,20 @@ def test_fields_carry_descriptions() -> None:
     schema = stack_file_schema()
     network = schema["$defs"]["NetworkConfig"]["properties"]
     assert all(prop.get("description") for prop in network.values())
+
+
+def test_a_project_of_another_name_gets_its_own_namespace_in_the_schema(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: myplatform\nruntime: python\n")
+    out = subprocess.run([sys.executable, "-m", "eks_karpenter.tools.cli", "schema", "--program", str(tmp_path)],
+                         check=True, capture_output=True, text=True).stdout
+    schema = json.loads(out)
+    config = schema["properties"]["config"]
+    assert "myplatform:nodePools" in config["properties"] and "eks-karpenter:nodePools" not in config["properties"]
+    # Descriptions name keys in the project's namespace; RBAC group names and type tokens stay as they are.
+    assert re.findall(r"eks-karpenter:(?!team:)", out) == []
+    assert "myplatform:cluster" in json.dumps(config["properties"]["myplatform:clusterName"])
+    validator = jsonschema.Draft202012Validator(schema)
+    body = {"config": {"aws:region": "eu-west-1", "myplatform:clusterName": "x", "datadog:apiKey": "k"}}
+    assert validator.is_valid(body)
+    body["config"]["eks-karpenter:nodePools"] = []
+    assert not validator.is_valid(body)

@@ -111,8 +111,9 @@ REFUSED: list[tuple[str, str, Mutation, str, str]] = [
      f"{KAR}.nodeRole.additionalPolicyArns[0]", "partition aws-us-gov does not match"),
     ("accounts-unquoted", "prod", setitem("aws:allowedAccountIds", [123456789012]),
      "aws:allowedAccountIds[0]", "quote account ids"),
-    ("region-malformed", "dev", setitem("aws:region", "eu-west"), "aws:region", "not an AWS region name"),
-    ("region-not-a-string", "dev", setitem("aws:region", ["eu-west-1"]), "aws:region", "not an AWS region name"),
+    ("region-malformed", "dev", setitem("aws:region", "eu-west"), "aws:region",
+     "not an AWS region: did you mean `eu-west-"),
+    ("region-not-a-string", "dev", setitem("aws:region", ["eu-west-1"]), "aws:region", "not an AWS region"),
     # tags
     ("tag-value-too-long", "dev", lambda c: c[TAGS].update(team="x" * 257), f"{TAGS}.team", "at most 256"),
     ("tag-key-too-long", "dev", lambda c: c[TAGS].update({"k" * 129: "x"}), f"{TAGS}.{'k' * 129}", "at most 128"),

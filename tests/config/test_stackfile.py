@@ -267,6 +267,15 @@ def test_wrong_namespace_is_refused_with_the_right_key(tmp_path: Path) -> None:
     ("eks:version", "pulumi-eks has no provider configuration"),
     ("eks-karpenter:nodepools", "unknown key: did you mean `eks-karpenter:nodePools`?"),
     ("nodepool", "unknown key: did you mean `eks-karpenter:nodePools`?"),
+    # Another provider's or the user's own namespace: theirs to read, never refused.
+    ("myplatform:slackChannel", None),
+    ("datadog:apiKey", None),
+    ("random:seed", None),
+    # Near misses of this project's namespace: typos whose keys nothing would read.
+    ("eks_karpenter:nodePools", "key is read by nothing: did you mean `eks-karpenter:nodePools`?"),
+    ("eks-karpentr:tags", "key is read by nothing: did you mean `eks-karpenter:tags`?"),
+    ("EKS-Karpenter:protect", "did you mean `eks-karpenter:protect`?"),
+    ("karpenter:nodeClasses", "this project's config namespace is `eks-karpenter:`"),
 ])
 def test_namespaces(tmp_path: Path, key: str, fragment: str | None) -> None:
     cfg = stack_config("dev")
@@ -277,3 +286,59 @@ def test_namespaces(tmp_path: Path, key: str, fragment: str | None) -> None:
     else:
         assert isinstance(result.error, ConfigError)
         assert fragment in str(result.error)
+
+
+def test_a_foreign_namespace_reaches_the_program(tmp_path: Path) -> None:
+    """The program reads its own keys beside the platform's: a program that builds the platform and exports
+    `myplatform:slackChannel` plans, and the value is there."""
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "__main__.py").write_text(
+        "import pulumi\n"
+        "from eks_karpenter import build_platform, read_stack_config\n"
+        "build_platform(read_stack_config())\n"
+        "pulumi.export('slack', pulumi.Config('myplatform').require('slackChannel'))\n")
+    (tmp_path / "Pulumi.yaml").write_text("name: eks-karpenter\nruntime: python\nstackConfigDir: stacks\n")
+    cfg = {**stack_config("dev"), "myplatform:slackChannel": "#platform", "datadog:apiKey": {"secure": "AAAB"}}
+    (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": cfg}))
+    from eks_karpenter.tools.engine import run_plan
+
+    result = run_plan(tmp_path, "dev")
+    assert result.error is None, result.error
+    assert result.document.outputs["slack"] == "#platform"
+
+
+@pytest.mark.parametrize(("key", "fragment"), [
+    ("eks-karpenter:nodePools", "did you mean `myplatform:nodePools`? (this project's config namespace is "
+                                "`myplatform:`, and nothing reads `eks-karpenter:`)"),
+    ("myplatfrom:tags", "did you mean `myplatform:tags`?"),
+    ("myplatform:nodepools", "unknown key: did you mean `myplatform:nodePools`?"),
+])
+def test_a_project_of_another_name_uses_its_own_namespace(tmp_path: Path, key: str, fragment: str) -> None:
+    from eks_karpenter.tools.engine import run_plan
+
+    cfg = {k.replace("eks-karpenter:", "myplatform:"): v for k, v in stack_config("dev").items()}
+    cfg[key] = [] if key.endswith(("nodePools", "nodepools")) else {"team": "x"}
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "Pulumi.yaml").write_text(yaml.safe_dump({
+        "name": "myplatform", "runtime": "python", "stackConfigDir": "stacks",
+        "main": str(REPO / "infra" / "program.py")}))
+    (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": cfg}))
+    result = run_plan(tmp_path, "dev")
+    assert isinstance(result.error, ConfigError) and result.document.resources == []
+    assert fragment in str(result.error)
+
+
+def test_rule_messages_name_the_projects_namespace(tmp_path: Path) -> None:
+    """A rule's message that names another key uses the project's namespace too."""
+    from eks_karpenter.tools.engine import run_plan
+
+    cfg = {k.replace("eks-karpenter:", "myplatform:"): v for k, v in stack_config("dev").items()}
+    cfg["myplatform:nodePools"][0]["nodeClass"] = "missing"
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "Pulumi.yaml").write_text(yaml.safe_dump({
+        "name": "myplatform", "runtime": "python", "stackConfigDir": "stacks",
+        "main": str(REPO / "infra" / "program.py")}))
+    (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": cfg}))
+    message = str(run_plan(tmp_path, "dev").error)
+    assert "no myplatform:nodeClasses entry has this name" in message, message
+    assert "eks-karpenter:" not in message

@@ -84,17 +84,17 @@ def values_of(name: str, queue: str | None = QUEUE) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def chart_values() -> dict[str, Any]:
+def chart_values(upstream_module: Path) -> dict[str, Any]:
     return dict(yaml.safe_load((CHART / "values.yaml").read_text()))
 
 
 @pytest.fixture(scope="module")
-def crd_chart_values() -> dict[str, Any]:
+def crd_chart_values(upstream_module: Path) -> dict[str, Any]:
     return dict(yaml.safe_load((CRD_CHART / "values.yaml").read_text()))
 
 
 @pytest.fixture(scope="module")
-def chart_templates() -> tuple[set[str], set[str]]:
+def chart_templates(upstream_module: Path) -> tuple[set[str], set[str]]:
     return template_reads(CHART / "templates")
 
 

@@ -17,8 +17,8 @@ BEGIN, END = "<!-- figures:benchmark-scale -->", "<!-- /figures -->"
 
 
 def _readme_block() -> str:
-    text = (REPO / "README.md").read_text()
-    assert BEGIN in text and END in text, "README lost the benchmark markers"
+    text = (REPO / "docs" / "cost-and-scale.md").read_text()
+    assert BEGIN in text and END in text, "docs/cost-and-scale.md lost the benchmark markers"
     block = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
     return block.split("```text", 1)[1].removesuffix("```").strip()
 

@@ -123,11 +123,18 @@ def test_stack_file_page_has_every_key_path_with_type_and_default() -> None:
     assert re.search(r"`eks-karpenter:cluster\.name` \| string \| required \|", page)
 
 
-def test_fill_readme_refuses_a_lost_marker() -> None:
-    with pytest.raises(SystemExit, match="lost its <!-- figures:x -->"):
-        gen.fill_readme("no markers", {"x": lambda: "y"})
-    assert gen.fill_readme("a <!-- figures:x -->old<!-- /figures --> b", {"x": lambda: "new"}) == \
+def test_a_lost_or_doubled_marker_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each generated block lives in exactly one of the README and docs pages (FIGURE_FILES)."""
+    assert gen.fill_blocks("a <!-- figures:x -->old<!-- /figures --> b", {"x": lambda: "new"}) == \
         "a <!-- figures:x -->\nnew\n<!-- /figures --> b"
+    with pytest.raises(SystemExit, match="has no <!-- /figures -->"):
+        gen.fill_blocks("a <!-- figures:x -->old", {"x": lambda: "new"})
+    homes = gen.block_homes()
+    assert set(homes) == set(gen.readme_blocks({})) and all(len(files) == 1 for files in homes.values()), homes
+    for broken in ({**homes, "library-api": []}, {**homes, "library-api": ["README.md", "docs/library.md"]}):
+        monkeypatch.setattr(gen, "block_homes", lambda broken=broken: broken)
+        with pytest.raises(SystemExit, match="exactly one"):
+            gen.generated(plans={})
 
 
 @pytest.mark.slow
@@ -136,7 +143,7 @@ def test_resource_counts_are_the_plans() -> None:
     doc = plan_stack("dev")
     custom = sum(r.custom for r in doc.resources)
     assert f"| `dev` | {custom} | {len(doc.resources) - custom} |" in table
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "offline-plan.md").read_text()
     assert f"%% eks-karpenter / dev: {custom} resources in {len(doc.resources) - custom} components" in readme
 
 
@@ -144,7 +151,8 @@ def test_resource_counts_are_the_plans() -> None:
 def test_readme_benchmark_blocks_are_the_committed_result_files(name: str) -> None:
     result = (REPO / "benchmarks" / "results" / f"{name}.md").read_text().strip()
     assert result.startswith(f"Refreshed by `python -m benchmarks.{name} ")
-    assert f"<!-- figures:benchmark-{name} -->\n{result}\n<!-- /figures -->" in (REPO / "README.md").read_text()
+    block = f"<!-- figures:benchmark-{name} -->\n{result}\n<!-- /figures -->"
+    assert block in (REPO / "docs" / "cost-and-scale.md").read_text()
 
 
 # Editor support: every platform stack file names the committed schema, relative to itself.
@@ -184,7 +192,7 @@ def test_readme_error_example_names_the_lines_of_the_committed_dev_stack() -> No
         in block
     assert f"stacks/Pulumi.dev.yaml:{line_of('eks-karpenter:nodeClasses:')}: karpenter:nodeClasses:" in block
     assert f"stacks/Pulumi.dev.yaml:{line_of('limits: {cpu:')}: eks-karpenter:nodePools[0].limits.cpus" in block
-    assert block in (REPO / "README.md").read_text()
+    assert block in (REPO / "docs" / "offline-plan.md").read_text()
 
 
 @pytest.mark.slow
@@ -209,3 +217,27 @@ def test_component_pages_link_to_rows_of_the_stack_file_page() -> None:
     targets = [Path(p) for page in (REPO / "docs" / "components").glob("*.md")
                for p in re.findall(r"\]\((\.\./\.\./[^)#]+)\)", page.read_text())]
     assert all((REPO / "docs" / "components" / p).resolve().is_file() for p in targets)
+
+
+def test_the_readme_is_a_ten_minute_read_that_links_the_docs() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) < 400
+    links = set(re.findall(r"\]\((docs/[^)#]+|CHANGELOG\.md|LICENSE|NOTICE)\)", readme))
+    guides = {"docs/deploy.md", "docs/changes.md", "docs/operations.md", "docs/migrate-from-cluster-autoscaler.md",
+              "docs/pins-and-upgrades.md"}
+    assert guides <= links
+    missing = [link for link in sorted(links) if not (REPO / link).exists()]
+    assert missing == []
+    moved = ("offline-plan.md", "real-path.md", "review-flow.md", "config-reference.md", "library.md",
+             "cost-and-scale.md", "deploy-role.md", "stack-file.md", "UPGRADING.md")
+    assert {f"docs/{name}" for name in moved} <= links
+
+
+def test_links_between_the_docs_resolve() -> None:
+    for page in sorted((REPO / "docs").glob("*.md")):
+        text = page.read_text()
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if target.startswith(("http", "#", "mailto")):
+                continue
+            path = target.split("#", 1)[0]
+            assert (page.parent / path).exists(), f"{page.name}: {target}"

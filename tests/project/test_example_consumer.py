@@ -114,3 +114,53 @@ def test_example_objects_are_admitted_by_the_platforms_team_policy() -> None:
             manifest = {k: r["inputs"][k] for k in ("apiVersion", "kind", "metadata", "spec")}
             decision = admit(policy.inputs, "CREATE", [team_group("batch")], manifest)
             assert decision.matched and decision.allowed, (type_, decision.denied)
+
+
+def test_example_uses_only_the_public_api() -> None:
+    """A consumer needs nothing private: every `eks_karpenter` import of the example is a name of `__all__`."""
+    import ast
+
+    import eks_karpenter
+
+    tree = ast.parse((EXAMPLE / "__main__.py").read_text())
+    modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    ours = {m for m in modules if m.split(".")[0] == "eks_karpenter"}
+    assert ours == {"eks_karpenter"}, ours
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "eks_karpenter"
+             for a in n.names}
+    assert names <= set(eks_karpenter.__all__), names - set(eks_karpenter.__all__)
+
+
+def test_example_plans_without_access_warnings() -> None:
+    proc = plan(EXAMPLE)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["warnings"] == []
+
+
+def test_a_team_or_namespace_the_platform_does_not_grant_is_a_warning_naming_both_keys(tmp_path: Path) -> None:
+    program = _copy(tmp_path)
+    stack_file = program / "stacks" / "Pulumi.dev.yaml"
+    text = stack_file.read_text()
+    stack_file.write_text(text.replace("team-batch:namespace: batch", "team-batch:namespace: analytics"))
+    proc = plan(program)
+    assert proc.returncode == 0, proc.stderr
+    [warning] = json.loads(proc.stdout)["warnings"]
+    assert "team-batch:namespace 'analytics'" in warning and "eks-karpenter:access teams[batch].namespaces" in warning
+    stack_file.write_text(text.replace("team-batch:team: batch", "team-batch:team: ml"))
+    proc = plan(program)
+    assert proc.returncode == 0, proc.stderr
+    [warning] = json.loads(proc.stdout)["warnings"]
+    assert "team-batch:team 'ml'" in warning and "eks-karpenter:access teams" in warning
+
+
+def test_consumer_access_warnings_is_pure() -> None:
+    from eks_karpenter import consumer_access_warnings
+
+    granted = {"batch": ["batch"], "web": ["web", "web-canary"]}
+    kw = {"team_key": "t:team", "namespace_key": "t:namespace", "platform": "org/p/dev"}
+    assert consumer_access_warnings("web", "web-canary", granted, **kw) == []
+    [missing_team] = consumer_access_warnings("ml", "ml", granted, **kw)
+    assert "t:team 'ml'" in missing_team and "teams it knows: batch, web" in missing_team
+    [missing_ns] = consumer_access_warnings("web", "batch", granted, **kw)
+    assert "t:namespace 'batch'" in missing_ns and "teams[web].namespaces: web, web-canary" in missing_ns

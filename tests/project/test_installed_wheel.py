@@ -7,17 +7,19 @@ PYTHONPATH entry, whose `.pth` files (the editable install of this checkout amon
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import eks_karpenter
 import pytest
 import yaml
 
 from tests.support import REPO
-from tests.support.wheel import copy_project, install_wheel
+from tests.support.wheel import built_wheel, copy_project, dev_site_packages, install_wheel
 
 TEMPLATE = REPO / "templates" / "eks-karpenter"
 PROJECT = "acme-platform"
@@ -77,13 +79,36 @@ def test_the_template_is_a_pulumi_new_template() -> None:
     assert all(p["description"] for p in prompts.values())
     # No default deployer: only the user knows who they deploy as (a made-up ARN would be an entry for nobody).
     assert {k for k, p in prompts.items() if "default" not in p} == set(ANSWERS) == {"deployerArn"}
-    assert re.search(r"^eks-karpenter==\d+\.\d+\.\d+$", (TEMPLATE / "requirements.txt").read_text(), re.M)
+    # Not on PyPI: the library comes from a git URL pinned to a commit, a clone or a wheel (see the next test).
+    assert re.search(r"^eks-karpenter @ \$\{EKS_KARPENTER_SOURCE\}$", (TEMPLATE / "requirements.txt").read_text(),
+                     re.M)
     assert "venv/" in (TEMPLATE / ".gitignore").read_text()
     main = (TEMPLATE / "__main__.py").read_text()
     assert "from eks_karpenter import build_platform, read_stack_config" in main
 
 
 @pytest.mark.slow
+def test_the_templates_requirements_install_the_local_wheel_and_plan(tmp_path: Path) -> None:
+    """As the template's requirements.txt says: EKS_KARPENTER_SOURCE names a wheel built from a clone, and
+    `pip install -r requirements.txt` in a fresh venv installs it; its `eks-karpenter` then plans the template."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    project = tmp_path / "platform"
+    fill_template(project)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_") and k != "PYTHONPATH"}
+    env["EKS_KARPENTER_SOURCE"] = built_wheel().as_uri()
+    # Dependencies come from the dev venv (offline); only what requirements.txt names is installed here.
+    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+                           "--no-deps", "--no-index", "--disable-pip-version-check", "-q", "-r", "requirements.txt"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    [dist] = site.glob("eks_karpenter-*.dist-info")
+    assert dist.name == f"eks_karpenter-{eks_karpenter.__version__}.dist-info"
+    run_env = {**env, "PYTHONPATH": str(dev_site_packages()), "PYTHONNOUSERSITE": "1", "VIRTUAL_ENV": str(venv)}
+    _assert_platform(plan([str(venv / "bin" / "eks-karpenter"), "plan", "--stack", "dev"], project, run_env))
+
+
 def test_the_wheel_alone_is_importable_outside_the_repo(installed: tuple[Path, dict[str, str]],
                                                         tmp_path: Path) -> None:
     venv, env = installed
@@ -171,3 +196,14 @@ def test_the_installed_cli_plans_team_batch_with_an_outputs_file(installed: tupl
     _team_batch(document)
     [node_class] = [r for r in document["resources"] if r["type"] == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]
     assert node_class["inputs"]["spec"]["role"] == "from-file-node-role"
+
+
+def test_the_installed_policy_pack_command_writes_the_shipped_pack(installed: tuple[Path, dict[str, str]],
+                                                                   tmp_path: Path) -> None:
+    venv, env = installed
+    proc = subprocess.run([str(venv / "bin" / "eks-karpenter"), "policy-pack", "--out", str(tmp_path / "pack")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("guardrails.py", "__main__.py", "requirements.txt"):
+        assert (tmp_path / "pack" / name).read_bytes() == (REPO / "policy" / name).read_bytes()
+    assert "pulumi preview --policy-pack" in proc.stderr

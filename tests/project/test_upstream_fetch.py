@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import tarfile
+import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
@@ -450,3 +451,27 @@ def test_a_missing_upstream_skips_with_the_fetch_command_or_fails_in_ci(tmp_path
         assert result.returncode == 1 and "1 error" in result.stdout, result.stdout
     else:
         assert result.returncode == 0 and "1 skipped" in result.stdout, result.stdout
+
+
+# --- an unreachable source --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("error", "says"), [
+    (urllib.error.URLError(OSError(-3, "Temporary failure in name resolution")), "cannot reach "),
+    (TimeoutError("timed out"), "cannot reach "),
+    (urllib.error.HTTPError("https://x", 404, "Not Found", {}, None), "cannot fetch "),  # type: ignore[arg-type]
+])
+def test_an_unreachable_source_names_the_url_and_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            error: Exception, says: str) -> None:
+    asked: list[str] = []
+
+    def offline(url: str, headers: Mapping[str, str]) -> bytes:
+        asked.append(url)
+        raise error
+
+    code, out, err = run(capsys, "--cache", str(tmp_path / "cache"), get=offline)
+    assert code == 1 and out == ""
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"error: {says}") and asked and asked[0] in line, line
+    assert f"`{fu.COMMAND} --from DIR`" in line and "Traceback" not in err
+    assert not (tmp_path / "cache").exists()

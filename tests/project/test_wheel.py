@@ -12,6 +12,7 @@ from email.parser import Parser
 from pathlib import Path
 
 import pytest
+from eks_karpenter.tools.policypack import PACK_FILES
 
 from tests.support import REPO
 from tests.support.wheel import built_wheel
@@ -52,7 +53,8 @@ def test_every_source_file_and_the_catalogue_are_inside(wheel: zipfile.ZipFile) 
     source = {f"eks_karpenter/{p.relative_to(SOURCE).as_posix()}" for p in SOURCE.rglob("*")
               if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")}
     assert source - names == set(), "source files missing from the wheel"
-    assert {n for n in names if n.startswith("eks_karpenter/")} - source == set(), "files not in the source"
+    packed = {n for n in names if n.startswith("eks_karpenter/")} - source
+    assert packed == {f"eks_karpenter/policypack/{f}" for f in PACK_FILES}, "files not in the source"
 
 
 @pytest.mark.slow  # builds the wheel
@@ -110,8 +112,10 @@ def test_imports_only_the_stdlib_itself_and_declared_dependencies(wheel: zipfile
     modules = _modules(wheel)
     assert len(modules) > 50
     for name, tree in modules.items():
+        # The policy pack is a program Pulumi runs with its own requirements (pulumi-policy), never imported.
+        pack = {"pulumi_policy", "guardrails"} if name.startswith("eks_karpenter/policypack/") else set()
         for module, in_function, line in _imports(tree):
-            allowed = top_level | optional if in_function else top_level
+            allowed = (top_level | optional if in_function else top_level) | pack
             if module in NEVER or module not in allowed:
                 problems.append(f"{name}:{line}: imports {module}" + ("" if in_function else " at module level"))
     assert problems == []
@@ -128,3 +132,50 @@ def test_pyproject_packs_only_the_library() -> None:
     text = (REPO / "pyproject.toml").read_text()
     assert 'packages = ["components/eks_karpenter"]' in text
     assert Path(SOURCE / "__init__.py").is_file()
+
+
+def test_the_version_is_one_fact(wheel: zipfile.ZipFile) -> None:
+    """`__version__` is written once: the wheel's metadata, the policy pack and the changelog's newest entry
+    agree with it, and pyproject.toml does not write it again."""
+    import eks_karpenter
+
+    version = eks_karpenter.__version__
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version)
+    _, metadata = _metadata(wheel)
+    assert Parser().parsestr(metadata)["Version"] == version
+    assert 'dynamic = ["version"]' in (REPO / "pyproject.toml").read_text()
+    assert not re.search(r"^version\s*=", (REPO / "pyproject.toml").read_text(), re.M)
+    import yaml
+
+    assert str(yaml.safe_load((REPO / "policy" / "PulumiPolicy.yaml").read_text())["version"]) == version
+    [newest] = re.findall(r"^## (\d+\.\d+\.\d+)", (REPO / "CHANGELOG.md").read_text(), re.M)[:1]
+    assert newest == version
+    assert re.search(rf"^## {re.escape(version)} ", (REPO / "docs" / "UPGRADING.md").read_text(), re.M)
+
+
+def test_the_licence_ships_in_the_wheel(wheel: zipfile.ZipFile) -> None:
+    dist_info, metadata = _metadata(wheel)
+    licence = (REPO / "LICENSE").read_text()
+    assert "Apache License" in licence and "Version 2.0, January 2004" in licence and "END OF TERMS" in licence
+    assert Parser().parsestr(metadata)["License-Expression"] == "Apache-2.0"
+    shipped = {n.rsplit("/", 1)[1] for n in wheel.namelist() if n.startswith(f"{dist_info}/licenses/")}
+    assert shipped == {"LICENSE", "NOTICE"}
+    notice = (REPO / "NOTICE").read_text()
+    assert all(name in notice for name in ("Karpenter", "AWS Node Termination Handler", "botocore", "Pulumi"))
+
+
+def test_the_policy_pack_in_the_wheel_is_the_repositorys(wheel: zipfile.ZipFile, tmp_path: Path) -> None:
+    for name in ("guardrails.py", "__main__.py", "requirements.txt"):
+        assert wheel.read(f"eks_karpenter/policypack/{name}") == (REPO / "policy" / name).read_bytes()
+    # Written out by the command, the pack's YAML no longer points at this checkout's venv.
+    from eks_karpenter.tools.cli import main
+
+    assert main(["policy-pack", "--out", str(tmp_path / "pack")]) == 0
+    import yaml
+
+    written = yaml.safe_load((tmp_path / "pack" / "PulumiPolicy.yaml").read_text())
+    assert written["runtime"] == {"name": "python", "options": {"toolchain": "pip"}}
+    assert (tmp_path / "pack" / "guardrails.py").read_bytes() == (REPO / "policy" / "guardrails.py").read_bytes()
+    assert main(["policy-pack", "--out", str(tmp_path / "pack2"), "--virtualenv", "../venv"]) == 0
+    assert yaml.safe_load((tmp_path / "pack2" / "PulumiPolicy.yaml").read_text())["runtime"]["options"] == {
+        "toolchain": "pip", "virtualenv": "../venv"}

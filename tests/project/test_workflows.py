@@ -272,7 +272,7 @@ def test_fork_code_never_reaches_a_self_hosted_runner() -> None:
 
 
 def test_readme_documents_the_runner_variables() -> None:
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "review-flow.md").read_text()
     for var in ("PULUMI_RUNNER", "PULUMI_RUNNER_PROD", "AWS_DEPLOY_ROLE_ARN", "AWS_PREVIEW_ROLE_ARN"):
         assert f"`{var}`" in readme, var
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,7 +44,11 @@ def load_fetch_upstream() -> ModuleType:
 
 
 fetch_upstream = load_fetch_upstream()
-UPSTREAM = UPSTREAM_CACHE if fetch_upstream.is_verified(UPSTREAM_CACHE, UPSTREAM_LOCK) else SHARED_UPSTREAM
+# EKS_KARPENTER_UPSTREAM points the tests at another folder: a missing path is how a fresh clone sees it
+# (tests/project/test_fresh_clone.py runs the suite that way).
+UPSTREAM_ENV = "EKS_KARPENTER_UPSTREAM"
+UPSTREAM = (Path(os.environ[UPSTREAM_ENV]) if os.environ.get(UPSTREAM_ENV)
+            else UPSTREAM_CACHE if fetch_upstream.is_verified(UPSTREAM_CACHE, UPSTREAM_LOCK) else SHARED_UPSTREAM)
 
 MISSING_UPSTREAM = f"needs Karpenter's upstream files (CRDs, charts, IAM template): run `{FETCH_UPSTREAM}`"
 # CI sets this: there a missing upstream file fails the run instead of skipping the comparisons quietly.

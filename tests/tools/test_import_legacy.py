@@ -6,6 +6,7 @@ import copy
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -919,3 +920,17 @@ def test_cli_refuses_an_unknown_version() -> None:
     result = run_cli("tests/fixtures/legacy/workshop-default.yaml", version="1.20")
     assert result.returncode == 1
     assert result.stderr.startswith("error: --kubernetes-version 1.20: one of 1.29,")
+
+
+def test_config_output_uses_the_projects_namespace(tmp_path: Path) -> None:
+    """From a project of another name the snippet (and its notes) use that project's namespace: it pastes into
+    that project's stack file as it is."""
+    (tmp_path / "Pulumi.yaml").write_text("name: myplatform\nruntime: python\n")
+    result = subprocess.run([sys.executable, "-m", "eks_karpenter.tools.cli", "import-legacy", "--program",
+                             str(tmp_path), "--kubernetes-version", "1.32",  # the fixtures' AL2 still has AMIs
+                             *(str(REPO / "tests/fixtures/legacy" / n) for n in GOOD)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    config = yaml.safe_load(result.stdout)["config"]
+    assert sorted(config) == ["myplatform:nodeClasses", "myplatform:nodePools"]
+    assert "eks-karpenter:" not in result.stdout + result.stderr

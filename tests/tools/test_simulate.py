@@ -444,9 +444,9 @@ def test_python_m_infra_simulate_end_to_end(tmp_path: Path) -> None:
 def test_readme_sample_is_the_commands_output(capsys: pytest.CaptureFixture[str],
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)  # the sample names the workload file relative to the repository
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "cost-and-scale.md").read_text()
     marker = "<!-- figures:simulate-sample -->\n```\n"  # written by scripts/gen_docs.py
     assert marker in readme
     sample = readme.split(marker, 1)[1].split("\n```\n", 1)[0]
     rc, out, _ = run(capsys, "--stack", "prod", "--workload", "examples/workloads/web-batch.yaml")
-    assert rc == 0 and out.rstrip("\n") == sample, "regenerate the README sample"
+    assert rc == 0 and out.rstrip("\n") == sample, "regenerate the sample in docs/cost-and-scale.md"

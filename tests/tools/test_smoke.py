@@ -530,7 +530,7 @@ def test_readme_sample_table_is_what_the_report_prints() -> None:
     result = SmokeResult(plan, [r], datetime(2026, 11, 23, 10, 45, tzinfo=UTC),
                          "https://0C1F3D5E7A9B.gr7.eu-west-1.eks.amazonaws.com",
                          cleanup=[f"deleted namespace {plan.namespace}"])
-    assert f"```\n{render_text(result)}```" in (REPO / "README.md").read_text()
+    assert f"```\n{render_text(result)}```" in (REPO / "docs" / "real-path.md").read_text()
 
 
 def test_kubeconfig_comes_from_the_stacks_output_through_the_pulumi_cli(

@@ -6,8 +6,11 @@ a bad stack file before registering a single resource, and tests can check every
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import functools
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
@@ -125,22 +128,54 @@ def _key(section: str, project: str = PROJECT) -> str:
     return f"{project}:{section}"
 
 
-# Namespaces of config keys something reads: this project's, the AWS provider's (the program uses the default
-# AWS provider) and the engine's own `pulumi:` keys (e.g. `pulumi:disable-default-providers`). Kubernetes objects
-# go to the cluster's own provider, and pulumi-eks has no provider config, so `kubernetes:` and `eks:` keys would
-# be read by nothing.
+# Namespaces: this project's own (every key checked, misspellings refused with the closest key), the AWS
+# provider's (the program uses the default AWS provider: its keys are checked too), the engine's `pulumi:` keys,
+# and everything else, which belongs to another provider or to the user's own program (`myplatform:slackChannel`,
+# `datadog:apiKey`): accepted untouched, for that program to read. Two namespaces are refused because this
+# program configures them elsewhere, and a namespace that is a near miss of this project's (`karpenter:`,
+# `eks_karpenter:`, or the library's default `eks-karpenter:` in a project of another name) is a typo whose keys
+# would silently be read by nothing.
 AWS_NAMESPACE, ENGINE_NAMESPACE = "aws", "pulumi"
 _UNREAD_NAMESPACES = {
     "kubernetes": "the Kubernetes objects of this program use the cluster's own provider (built from the cluster "
                   "this stack creates or adopts), never the default one these keys configure",
-    "eks": "pulumi-eks has no provider configuration; cluster settings go under eks-karpenter:cluster",
+    "eks": "pulumi-eks has no provider configuration; cluster settings go under {project}:cluster",
 }
 
 
-def namespace_issues(config: Mapping[str, str], project: str = PROJECT) -> list[Issue]:
-    """Keys no provider or this project reads: unknown keys of this project or of `aws:`, and other namespaces.
+def _canonical(namespace: str) -> str:
+    return namespace.lower().replace("_", "-").replace(".", "-")
 
-    Each gets the closest valid key as a suggestion (`karpenter:nodePools` -> `eks-karpenter:nodePools`)."""
+
+_OUR_KEY = re.compile(rf"\b{re.escape(PROJECT)}:(?!team:|index:)(?=[A-Za-z])")
+"""A stack-file key of the library's default namespace in prose (`eks-karpenter:nodeClasses`), not an RBAC group
+(`eks-karpenter:team:<name>`) or a component type token (`eks-karpenter:index:Cluster`)."""
+
+
+def in_namespace(text: str, project: str) -> str:
+    """`text` with the library's stack-file keys in `project`'s namespace: messages and the schema name the keys
+    as the project's stack file spells them."""
+    return text if project == PROJECT else _OUR_KEY.sub(f"{project}:", text)
+
+
+def near_miss_namespace(namespace: str, project: str = PROJECT) -> bool:
+    """Whether `namespace` (not `project` itself) reads as a misspelling of `project`'s config namespace: the
+    same up to case and `-`/`_`, close by edit ratio, one of its words (`karpenter` in `eks-karpenter`), or the
+    library's default namespace (and its near misses) in a project of another name."""
+    if namespace == project:
+        return False
+    ours, theirs = _canonical(project), _canonical(namespace)
+    if theirs == ours or difflib.SequenceMatcher(None, theirs, ours).ratio() >= 0.8:
+        return True
+    if len(theirs) >= 4 and theirs in ours.split("-"):
+        return True
+    return namespace == PROJECT or (project != PROJECT and near_miss_namespace(namespace, PROJECT))
+
+
+def namespace_issues(config: Mapping[str, str], project: str = PROJECT) -> list[Issue]:
+    """Keys that would be read by nothing: unknown keys of this project or of `aws:`, keys of a near miss of this
+    project's namespace, and `kubernetes:`/`eks:` keys. Other namespaces are accepted (another provider's, the
+    user's own). Each refusal names the closest valid key (`karpenter:nodePools` -> `eks-karpenter:nodePools`)."""
     known = [f"{project}:{s}" for s in SECTIONS]
     aws = sorted(f"{AWS_NAMESPACE}:{k}" for k in provider_config_keys("pulumi_aws")) or [REGION_KEY]
     issues: list[Issue] = []
@@ -152,12 +187,14 @@ def namespace_issues(config: Mapping[str, str], project: str = PROJECT) -> list[
             message = f"unknown key{suggest(key, known)}; known keys: {', '.join(sorted(known))}"
         elif namespace == AWS_NAMESPACE:
             message = f"the AWS provider has no such config key{suggest(key, aws)}"
-        else:
+        elif namespace in _UNREAD_NAMESPACES or near_miss_namespace(namespace, project):
             same_name = [k for k in known if k.endswith(f":{name}")]
             hint = f": did you mean `{same_name[0]}`?" if same_name else suggest(key, known + aws)
-            why = _UNREAD_NAMESPACES.get(namespace, f"no provider of this program reads the `{namespace}:` "
-                                                    "namespace")
+            why = _UNREAD_NAMESPACES.get(namespace, f"this project's config namespace is `{project}:`, and nothing "
+                                         f"reads `{namespace}:`").format(project=project)
             message = f"key is read by nothing{hint} ({why})"
+        else:
+            continue  # another provider's or the user's own namespace: theirs to read
         issues.append(Issue((key,), message, _decoded(config[key])))
     return issues
 
@@ -241,7 +278,8 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     cfg = StackConfig.model_construct(**parsed)
     issues += validate_stack(cfg, project, failed=frozenset(failed), accounts=accounts, today=today)
     if issues:
-        raise ConfigError(source, issues, lines)
+        raise ConfigError(source, [dataclasses.replace(i, message=in_namespace(i.message, project))
+                                   for i in issues], lines)
     # Every section was validated on its own above, and the defaults are the models' own (a test validates each):
     # re-validating the whole would only build StackConfig's own validator, a fifth of a cold validation's cost.
     return cfg
@@ -414,14 +452,21 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
 
 
 def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
-    """JSON Schema of a stack file, for editors' YAML validation and completion."""
+    """JSON Schema of a stack file, for editors' YAML validation and completion, with keys (and the keys named in
+    descriptions) in `project`'s namespace."""
     model = StackConfig.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
     defs: dict[str, Any] = model.get("$defs", {})
     properties: dict[str, Any] = {REGION_KEY: {"type": "string", "description": "AWS region to deploy to."}}
     for section in SECTIONS:
-        properties[_key(section)] = dict(model["properties"][section])
+        properties[_key(section, project)] = dict(model["properties"][section])
     known = sorted(properties)
-    return {
+    # Project names are letters, digits, `-`, `_` and `.`: only the dot needs escaping (ECMA-262 regexes, as
+    # editors run them, refuse a needless `\-`).
+    # The schema refuses the near misses it can spell out (see `near_miss_namespace` for the rest).
+    near = {n for p in {project, PROJECT} for n in (p, p.replace("-", "_"), *(w for w in p.split("-") if len(w) >= 4))
+            if near_miss_namespace(n, project) or n == project}
+    refused = "|".join(n.replace(".", "\\.") for n in sorted({*near, AWS_NAMESPACE, *_UNREAD_NAMESPACES}))
+    schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"{project} stack file (stacks/Pulumi.<stack>.yaml)",
         "type": "object",
@@ -430,13 +475,14 @@ def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
                 "type": "object",
                 "properties": properties,
                 "required": [REGION_KEY],
-                "anyOf": [{"required": [_key("cluster")]}, {"required": [_key("clusterName")]}],
+                "anyOf": [{"required": [_key("cluster", project)]}, {"required": [_key("clusterName", project)]}],
                 # Keys something reads (see namespace_issues): this project's (also bare), the AWS provider's,
-                # and the engine's `pulumi:` keys.
+                # the engine's `pulumi:` keys, and any other namespace (another provider's, the user's own).
                 "propertyNames": {"anyOf": [
                     {"enum": sorted({*known, *SECTIONS, *(f"{AWS_NAMESPACE}:{k}"
                                                          for k in provider_config_keys("pulumi_aws"))})},
-                    {"pattern": f"^{ENGINE_NAMESPACE}:"}]},
+                    {"pattern": f"^{ENGINE_NAMESPACE}:"},
+                    {"pattern": f"^(?!(?:{refused}):)[^:]+:[^:]+$"}]},
             },
             "secretsprovider": {"type": "string"},
             "encryptedkey": {"type": "string"},
@@ -444,3 +490,4 @@ def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
         },
         "$defs": defs,
     }
+    return schema if project == PROJECT else json.loads(in_namespace(json.dumps(schema), project))

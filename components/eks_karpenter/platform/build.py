@@ -27,7 +27,7 @@ from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, team_guardrails
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.plan import addon_versions
-from eks_karpenter.platform.cluster.rules import endpoint_warnings, version_warnings
+from eks_karpenter.platform.cluster.rules import endpoint_warnings, instance_type_warnings, version_warnings
 from eks_karpenter.platform.iam import KarpenterIam, NodeRole
 from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.interruption import InterruptionQueue
@@ -138,6 +138,7 @@ def build_platform(cfg: StackConfig) -> None:
 
 def _warn(cfg: StackConfig) -> None:
     for warning in [*version_warnings(cfg.cluster, today()), *endpoint_warnings(cfg.cluster),
+                    *instance_type_warnings(cfg.cluster),
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
                     *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days)]:
         pulumi.log.warn(warning)

@@ -1,4 +1,5 @@
-"""Command line: `eks-karpenter plan | diff | cost | simulate | smoke | schema | import-legacy`.
+"""Command line: `eks-karpenter plan | diff | cost | simulate | smoke | schema | import-legacy | policy-pack |
+deploy-policy`.
 
 Every command works on a Pulumi project folder (`--program DIR`, default: the current directory), read like the
 Pulumi CLI reads it: `Pulumi.yaml`'s `name`, `main` and `stackConfigDir`, then `<stackConfigDir>/Pulumi.<stack>.yaml`.
@@ -131,7 +132,21 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
                       "(add-on versions, AMI aliases, node group releases; credentials and boto3 needed)")
     plan.add_argument("--out", type=Path, help="also write manifests, Helm values and IAM documents here")
 
-    sub.add_parser("schema", help="print the JSON Schema of a stack file")
+    schema = sub.add_parser("schema", help="print the JSON Schema of a stack file (keys in the project's namespace)")
+    schema.add_argument("--program", type=Path, metavar="DIR",
+                        help="Pulumi project folder whose name is the config namespace (default: the current "
+                             "directory; eks-karpenter when it has no Pulumi.yaml)")
+
+    deploy = sub.add_parser("deploy-policy", help="print the deploy role's least-privilege IAM policy for a stack: the "
+                                                  "actions of the resource types its offline plan contains")
+    deploy.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    _add_project_arguments(deploy)
+
+    pack = sub.add_parser("policy-pack", help="write the CrossGuard policy pack to a folder for "
+                                              "`pulumi preview --policy-pack DIR`")
+    pack.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write the pack into")
+    pack.add_argument("--virtualenv", metavar="PATH", help="the pack's Python virtualenv, relative to DIR "
+                      "(default: none, the `python3` on PATH runs it)")
 
     diff = sub.add_parser("diff", help="compare two plans: two `plan --format json` files, or a stack at a git ref "
                                        "with the working tree; prints Markdown")
@@ -145,7 +160,7 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
                                                   "AWSNodeTemplates to stack config or v1 manifests")
     legacy.add_argument("files", nargs="+", type=Path, metavar="FILE", help="YAML files (multi-document; - = stdin)")
     legacy.add_argument("--format", choices=("config", "manifests"), default="config",
-                        help="config: eks-karpenter:nodePools/nodeClasses for a stack file (default); "
+                        help="config: <project>:nodePools/nodeClasses for a stack file (default); "
                              "manifests: v1 NodePool and EC2NodeClass YAML")
     legacy.add_argument("--node-role", metavar="NAME", help="IAM role name for node classes without an "
                                                             "instanceProfile (required for manifests then)")
@@ -208,10 +223,44 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_schema(_: argparse.Namespace) -> int:
+def _namespace(args: argparse.Namespace) -> str:
+    """The config namespace: the name of the project `--program` (else the wrapper's default, else the current
+    directory) names; `eks-karpenter` outside any project."""
+    from eks_karpenter.config.stack import PROJECT
+    from eks_karpenter.tools.engine.runner import ProgramProject
+
+    root = _program(args)
+    return ProgramProject.load(root).name if (root / "Pulumi.yaml").is_file() else PROJECT
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
     from eks_karpenter.config.stack import stack_file_schema
 
-    sys.stdout.write(json.dumps(stack_file_schema(), indent=2, sort_keys=True) + "\n")
+    sys.stdout.write(json.dumps(stack_file_schema(_namespace(args)), indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+def cmd_deploy_policy(args: argparse.Namespace) -> int:
+    from eks_karpenter.tools.deploy_role import deploy_role_policy, plan_types
+
+    _check_stack(args.stack)
+    document = json.loads(_plan(args, args.stack).to_json())
+    try:
+        policy = deploy_role_policy(plan_types([document]))
+    except KeyError as exc:
+        raise PlanError(str(exc.args[0])) from None
+    sys.stdout.write(json.dumps(policy, indent=2) + "\n")
+    return 0
+
+
+def cmd_policy_pack(args: argparse.Namespace) -> int:
+    from eks_karpenter.tools.policypack import write_pack
+
+    try:
+        written = write_pack(args.out, args.virtualenv)
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot write there ({exc.strerror or exc})") from None
+    print(f"wrote {len(written)} files under {args.out}: pulumi preview --policy-pack {args.out}", file=sys.stderr)
     return 0
 
 
@@ -294,12 +343,14 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
         if args.format == "manifests":
             out = render_manifests(conversion.manifests(args.node_role))
         else:
-            out = render_config(conversion, [str(p) for p in args.files], args.node_role)
+            out = render_config(conversion, [str(p) for p in args.files], args.node_role, _namespace(args))
     except LegacyImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    from eks_karpenter.config.stack import in_namespace
+
     for note in conversion.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {in_namespace(note, _namespace(args))}", file=sys.stderr)
     sys.stdout.write(out)
     return 0
 
@@ -401,8 +452,9 @@ def cmd_pins(args: argparse.Namespace) -> int:
     return pins.run(args)
 
 
-COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "diff": cmd_diff, "import-legacy": cmd_import_legacy,
-            "cost": cmd_cost, "simulate": cmd_simulate, "smoke": cmd_smoke, "pins": cmd_pins}
+COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "policy-pack": cmd_policy_pack, "deploy-policy": cmd_deploy_policy,
+            "diff": cmd_diff, "import-legacy": cmd_import_legacy, "cost": cmd_cost, "simulate": cmd_simulate,
+            "smoke": cmd_smoke, "pins": cmd_pins}
 
 
 def main(argv: list[str] | None = None, prog: str = "eks-karpenter") -> int:

@@ -6,6 +6,7 @@ from eks_karpenter.platform.access.plan import (
     POLICIES,
     access_entries,
     aws_provider_identity,
+    consumer_access_warnings,
     deployer_entries,
     parse_principal,
     policy_arn,
@@ -13,5 +14,5 @@ from eks_karpenter.platform.access.plan import (
 from eks_karpenter.platform.access.rules import provider_identity_issues, validate_access
 
 __all__ = ["POLICIES", "Access", "AccessArgs", "AccessConfig", "Deployer", "ProviderCredentials", "Team",
-           "access_entries", "aws_provider_identity", "deployer_entries", "parse_principal", "policy_arn",
-           "provider_identity_issues", "validate_access"]
+           "access_entries", "aws_provider_identity", "consumer_access_warnings", "deployer_entries",
+           "parse_principal", "policy_arn", "provider_identity_issues", "validate_access"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -182,3 +182,22 @@ def same_principal(a: str, b: str) -> bool:
     if pa is None or pb is None:
         return a == b
     return (pa.partition, pa.account, pa.kind, pa.name) == (pb.partition, pb.account, pb.kind, pb.name)
+
+
+def consumer_access_warnings(team: str, namespace: str, team_namespaces: Mapping[str, Sequence[str]], *,
+                             team_key: str, namespace_key: str, platform: str,
+                             platform_key: str = "eks-karpenter:access") -> list[str]:
+    """What a consumer stack (a team's project on the platform) deploys where the platform gives it no access:
+    a team the platform's `access.teams` does not list, or a namespace the platform does not create for that
+    team. `team_namespaces` is the platform's `teamNamespaces` output; each warning names the consumer's key
+    and the platform's (`platform_key`, in the platform stack `platform`), so both sides know what to change."""
+    if team not in team_namespaces:
+        known = ", ".join(sorted(team_namespaces)) or "none"
+        return [f"{team_key} {team!r}: the platform ({platform}) grants this team no access: add it under "
+                f"{platform_key} teams there (teams it knows: {known}), or fix {team_key}"]
+    owned = list(team_namespaces[team])
+    if namespace not in owned:
+        return [f"{namespace_key} {namespace!r}: the platform ({platform}) does not create this namespace for team "
+                f"{team!r} ({platform_key} teams[{team}].namespaces: {', '.join(owned) or 'none'}): add it there, "
+                f"or fix {namespace_key}"]
+    return []

@@ -6,7 +6,8 @@ from datetime import date
 
 from eks_karpenter import versions
 from eks_karpenter.arns import arn_issues
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.catalogue.names import NameProblem, type_problem
+from eks_karpenter.config.errors import Issue, Path, render_path
 from eks_karpenter.config.model import aliases
 from eks_karpenter.platform.cluster import plan as P
 from eks_karpenter.platform.cluster.config import ClusterConfig
@@ -212,4 +213,28 @@ def validate_cluster_environment(cfg: ClusterConfig, region: str | None, account
     issues += _arch_issues(list(group.instance_types), at + ("systemNodeGroup", "instanceTypes"), group.ami_type)
     for i, spot in enumerate(cfg.spot_node_groups):
         issues += _arch_issues(list(spot.instance_types), at + ("spotNodeGroups", i, "instanceTypes"), spot.ami_type)
+    issues += [Issue(at + path, problem.message, value) for path, value, problem in _catalogue_names(cfg)
+               if not problem.warning]
     return issues
+
+
+def _catalogue_names(cfg: ClusterConfig) -> list[tuple[Path, str, NameProblem]]:
+    """Node group instance types the catalogue does not have (typos, or types newer than it)."""
+    system = cfg.system_node_group
+    groups: list[tuple[Path, list[str]]] = [(("systemNodeGroup", "instanceTypes"), system.instance_types)]
+    groups += [(("spotNodeGroups", i, "instanceTypes"), g.instance_types) for i, g in enumerate(cfg.spot_node_groups)]
+    found: list[tuple[Path, str, NameProblem]] = []
+    for path, types in groups:
+        for k, itype in enumerate(types):
+            problem = type_problem(itype)
+            if problem is not None:
+                found.append((path + (k,), itype, problem))
+    return found
+
+
+def instance_type_warnings(cfg: ClusterConfig) -> list[str]:
+    """Node group instance types that may be newer than the catalogue: printed, never fatal."""
+    if cfg.existing:
+        return []
+    return [f"cluster.{render_path(path)}: {value}: {problem.message}" for path, value, problem in _catalogue_names(cfg)
+            if problem.warning]

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from eks_karpenter import versions
+from eks_karpenter import arns, versions
 
 POLICY_VERSION = "2012-10-17"
 
@@ -35,27 +35,6 @@ REGION_TAG = "topology.kubernetes.io/region"
 
 # Region prefix -> partition. Any other well-formed region is in the commercial partition. Longer prefixes that
 # share a start (us-isob- vs us-iso-) cannot collide because every prefix ends with "-".
-_PARTITION_BY_PREFIX: tuple[tuple[str, str], ...] = (
-    ("cn-", "aws-cn"),
-    ("us-gov-", "aws-us-gov"),
-    ("us-iso-", "aws-iso"),
-    ("us-isob-", "aws-iso-b"),
-    ("eu-isoe-", "aws-iso-e"),
-    ("us-isof-", "aws-iso-f"),
-    ("eusc-", "aws-eusc"),
-)
-
-_DNS_SUFFIX = {
-    "aws": "amazonaws.com",
-    "aws-us-gov": "amazonaws.com",
-    "aws-cn": "amazonaws.com.cn",
-    "aws-iso": "c2s.ic.gov",
-    "aws-iso-b": "sc2s.sgov.gov",
-    "aws-iso-e": "cloud.adc-e.uk",
-    "aws-iso-f": "csp.hci.ic.gov",
-    "aws-eusc": "amazonaws.eu",
-}
-
 _REGION_RE = re.compile(r"[a-z]{2,4}(-[a-z]+)+-\d{1,2}", re.ASCII)
 _ACCOUNT_RE = re.compile(r"\d{12}", re.ASCII)
 # EKS: 1-100 characters, alphanumeric first, then alphanumerics, hyphens and underscores.
@@ -69,24 +48,17 @@ Condition = Mapping[str, Mapping[str, str | Sequence[str]]]
 
 
 def partition_of(region: str) -> str:
-    """The AWS partition a region belongs to ("aws", "aws-cn", "aws-us-gov", or an isolated partition).
+    """The AWS partition a region belongs to ("aws", "aws-cn", "aws-us-gov", or an isolated partition), from the
+    one table of partitions (`eks_karpenter.arns`).
 
     Raises ValueError for a string that is not shaped like a region, so a typo cannot yield a commercial ARN.
     """
     if not _REGION_RE.fullmatch(region):
         raise ValueError(f"not an AWS region: {region!r}")
-    for prefix, partition in _PARTITION_BY_PREFIX:
-        if region.startswith(prefix):
-            return partition
-    return "aws"
+    return arns.partition_of(region)
 
 
-def dns_suffix(partition: str) -> str:
-    """The DNS suffix of a partition's service endpoints and principals (what CloudFormation's AWS::URLSuffix gives)."""
-    try:
-        return _DNS_SUFFIX[partition]
-    except KeyError:
-        raise ValueError(f"unknown AWS partition: {partition!r}") from None
+dns_suffix = arns.dns_suffix
 
 
 def aws_managed_policy_arn(partition: str, name: str) -> str:

@@ -32,7 +32,7 @@ class Network(pulumi.ComponentResource):
     """The subnets Karpenter discovers: private subnets tagged `karpenter.sh/discovery=<cluster>`.
 
     Security groups are not created here: the cluster layer tags the EKS cluster security group as the one
-    discovery-tagged group (see README, "Security groups").
+    discovery-tagged group (see docs/config-reference.md, "Security groups").
     """
 
     vpc_id: pulumi.Output[str]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from eks_karpenter.arns import zone_issue
 from eks_karpenter.config.errors import Issue, Path
 from eks_karpenter.config.model import aliases
 from eks_karpenter.platform.network.config import NetworkConfig, default_availability_zones
@@ -61,9 +62,10 @@ def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[I
     ]
     for path, zones in zone_fields if region else ():
         for i, zone in enumerate(zones):
-            if not zone.startswith(region or "") or len(zone) != len(region or "") + 1:
+            problem = zone_issue(zone, region or "")
+            if problem is not None:
                 where = path + (i,) if path[-1] == "availabilityZones" else path + (zone,)
-                issues.append(Issue(where, f"zone is not in the stack's region {region} (aws:region)", zone))
+                issues.append(Issue(where, problem, zone))
 
     for key in cfg.tags:
         if reserved_tag_key(key):

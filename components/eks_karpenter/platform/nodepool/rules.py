@@ -12,7 +12,8 @@ import re
 from collections.abc import Sequence
 
 from eks_karpenter.catalogue.match import Requirement, allowed_values
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.catalogue.names import NameProblem, family_problem, type_problem
+from eks_karpenter.config.errors import Issue, Path, render_path
 from eks_karpenter.config.stackfile import suggest
 from eks_karpenter.platform.nodepool.admission import FIELD_BY_ALIAS, admission_issues, admission_warnings
 from eks_karpenter.platform.nodepool.class_rules import class_architectures, class_issues
@@ -129,7 +130,25 @@ def _pool_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
     issues += _limits_issues(pool, at)
     issues += _category_issues(pool, at)
     issues += _arch_issues(pool, at)
+    issues += [Issue(path, problem.message, value) for path, value, problem in _catalogue_names(pool, at)
+               if not problem.warning]
     return issues
+
+
+def _catalogue_names(pool: NodePoolConfig, at: Path) -> list[tuple[Path, str, NameProblem]]:
+    """Instance families and types the pool names that the catalogue does not have (typos, or newer names)."""
+    named: list[tuple[Path, str, bool]] = []  # (path, value, is a family)
+    named += [(at + ("instanceFamilies", k), f, True) for k, f in enumerate(pool.instance_families or ())]
+    named += [(at + ("instanceTypes", k), t, False) for k, t in enumerate(pool.instance_types or ())]
+    for j, r in enumerate(pool.requirements):
+        if r.operator in ("In", "NotIn") and r.key in (FAMILY, INSTANCE_TYPE):
+            named += [(at + ("requirements", j, "values", k), v, r.key == FAMILY) for k, v in enumerate(r.values or ())]
+    found = []
+    for path, value, is_family in named:
+        problem = family_problem(value) if is_family else type_problem(value)
+        if problem is not None:
+            found.append((path, value, problem))
+    return found
 
 
 # Resource names a NodePool limit can cap: Kubernetes' standard node resources, plus `nodes`; any extended resource
@@ -366,5 +385,9 @@ def warnings_for(pools: Sequence[NodePoolConfig], classes: Sequence[NodeClassCon
         spot = "spot" in allowed_values(pool_requirements(pool), CAPACITY_TYPE, _KNOWN_VALUES[CAPACITY_TYPE])
         if pool.spot_without_interruption_handling and spot:
             out.append(f"{where}: spot without interruption handling: reclaimed nodes vanish with their pods")
+    for pool in pools:
+        for path, value, problem in _catalogue_names(pool, ()):
+            if problem.warning:
+                out.append(f"nodePools[{pool.name}].{render_path(path)}: {value}: {problem.message}")
     out += admission_warnings(pools, classes)
     return out

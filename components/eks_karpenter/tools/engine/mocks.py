@@ -10,6 +10,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
 from eks_karpenter import versions
+from eks_karpenter.arns import dns_suffix
 from eks_karpenter.platform.preflight.facts import IN_CLUSTER_TOKEN
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
 from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
@@ -93,8 +94,7 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
         return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
     if token == "aws:index/getPartition:getPartition":
         part = partition(region)
-        suffix = "amazonaws.com.cn" if part == "aws-cn" else "amazonaws.com"
-        return {"partition": part, "dnsSuffix": suffix, "id": part}
+        return {"partition": part, "dnsSuffix": dns_suffix(part), "id": part}
     if token == "aws:index/getRegion:getRegion":
         return {"region": region, "name": region, "id": region}
     if token == "aws:eks/getCluster:getCluster":

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from eks_karpenter.arns import partition_of
 from eks_karpenter.tools.engine.replacements import REPLACE_ON_CHANGE, replacing_paths
 
 ACCOUNT_ID = "123456789012"
@@ -31,12 +32,9 @@ def digest(text: str, size: int = 17) -> str:
 
 
 def partition(region: str) -> str:
-    """The ARN partition of a region, so placeholders in China and GovCloud plans are well-formed."""
-    if region.startswith("cn-"):
-        return "aws-cn"
-    if region.startswith("us-gov-"):
-        return "aws-us-gov"
-    return "aws"
+    """The ARN partition of a region, so placeholders in every partition's plans are well-formed (the one table
+    of partitions, `eks_karpenter.arns`)."""
+    return partition_of(region)
 
 
 # Resource id prefixes AWS uses, so placeholders read like the real thing.

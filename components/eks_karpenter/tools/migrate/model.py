@@ -35,8 +35,8 @@ class Conversion:
     origins: dict[str, str] = field(default_factory=dict)
     """Node class name -> the legacy document it came from (`file (document n): Kind 'name'`), for messages."""
 
-    def config(self, node_role: str | None = None) -> dict[str, Any]:
-        """The stack-config keys, ready to sit under `config:` in a stack file.
+    def config(self, node_role: str | None = None, project: str = "eks-karpenter") -> dict[str, Any]:
+        """The stack-config keys in `project`'s namespace, ready to sit under `config:` in a stack file.
 
         Classes without `instanceProfile` leave `role` unset (the platform's node role) unless `node_role` is given.
         """
@@ -44,7 +44,7 @@ class Conversion:
         _check_role(node_role)
         if node_role:
             classes = [c if "instanceProfile" in c else _with_role(c, node_role) for c in classes]
-        return {"eks-karpenter:nodePools": copy.deepcopy(self.node_pools), "eks-karpenter:nodeClasses": classes}
+        return {f"{project}:nodePools": copy.deepcopy(self.node_pools), f"{project}:nodeClasses": classes}
 
     def manifests(self, node_role: str | None = None, cluster_name: str | None = None) -> list[dict[str, Any]]:
         """v1 `EC2NodeClass` then `NodePool` objects.

@@ -34,12 +34,13 @@ def dump_yaml(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=120)
 
 
-def render_config(conversion: Conversion, sources: Iterable[str] = (), node_role: str | None = None) -> str:
-    """The stack-config snippet: paste its `config:` entries into stacks/Pulumi.<stack>.yaml."""
+def render_config(conversion: Conversion, sources: Iterable[str] = (), node_role: str | None = None,
+                  project: str = "eks-karpenter") -> str:
+    """The stack-config snippet in `project`'s namespace: paste its `config:` entries into the stack file."""
     names = ", ".join(sources)
     header = (f"# Converted by `python -m infra import-legacy` from: {names}\n" if names else "") + \
         "# Paste these keys under `config:` in stacks/Pulumi.<stack>.yaml.\n"
-    return header + dump_yaml({"config": conversion.config(node_role)})
+    return header + dump_yaml({"config": conversion.config(node_role, project)})
 
 
 def render_manifests(objects: Iterable[Mapping[str, Any]]) -> str:

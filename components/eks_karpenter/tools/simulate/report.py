@@ -1,4 +1,4 @@
-"""Render a simulation: text (default), Markdown, or JSON (the documented contract, see the README)."""
+"""Render a simulation: text (default), Markdown, or JSON (the documented contract, see docs/cost-and-scale.md)."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def _notes(sim: Simulation) -> list[str]:
 
 
 def to_data(sim: Simulation) -> dict[str, Any]:
-    """The JSON document (keys documented in the README)."""
+    """The JSON document (keys documented in docs/cost-and-scale.md)."""
     cat, k, f = sim.catalogue, sim.karpenter, sim.fixed
     pools = []
     for p in k.pools:
