@@ -32,6 +32,7 @@ def test_team_stack_is_the_prod_file_plus_the_pairs() -> None:
     assert command.team_stack(0) == (REPO / "stacks" / "Pulumi.prod.yaml").read_text()  # N=0 is the prod plan
 
 
+@pytest.mark.slow
 def test_team_stack_reads_cleanly_at_size(tmp_path: Path) -> None:
     path = command.make_project(tmp_path, 1000) / "stacks" / "Pulumi.team.yaml"
     assert 1.5e6 < path.stat().st_size < 2.5e6  # about the size the issue measured (1.7 MB)
@@ -51,6 +52,7 @@ def _by_name(doc: PlanDocument, type_: str) -> dict[str, dict[str, Any]]:
     return {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in doc.by_type(type_)}
 
 
+@pytest.mark.slow
 def test_each_team_pool_has_its_own_node_class_shaped_like_a_teams(team_plan: tuple[Path, PlanDocument]) -> None:
     classes, pools = _by_name(team_plan[1], EC2_NODE_CLASS), _by_name(team_plan[1], NODE_POOL)
     for team in ("team-0000", "team-0001"):
@@ -65,6 +67,7 @@ def test_each_team_pool_has_its_own_node_class_shaped_like_a_teams(team_plan: tu
         assert len(pool["disruption"]["budgets"]) == 2
 
 
+@pytest.mark.slow
 def test_prod_pools_are_unchanged_by_the_pairs(team_plan: tuple[Path, PlanDocument]) -> None:
     prod = plan_program(REPO, "prod")
     assert {k: v for k, v in _by_name(team_plan[1], NODE_POOL).items() if not k.startswith("team-")} == _by_name(
