@@ -15,6 +15,7 @@ from eks_karpenter.config.stackfile import read_stack_file
 from eks_karpenter.tools.engine import PlanDocument, plan_program
 
 from benchmarks import command
+from benchmarks.results import RESULTS
 from tests.support import REPO
 
 EC2_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -125,3 +126,10 @@ def test_rows_follow_the_figures() -> None:
     rows = command.table_rows(_results((2.4, 5.4, 12.4), (2.3, 5.0, 11.0)))
     assert rows[0].startswith("| 0 | 0 | 0 | 2.30 | 2.40 | 1.04 | 0.10 | - | - |")
     assert rows[2].startswith("| 1000 | 1800 | 9000 | 11.00 | 12.40 | 1.13 | 1.40 | 10.0 | 8.7 |")
+def test_stored_result_has_the_shape_of_the_benchmark_output() -> None:
+    stored = (RESULTS / "command.md").read_text()
+    assert stored.startswith("Refreshed by `python -m benchmarks.command --markdown --write-result` on ")
+    block = stored.split("```text", 1)[1].rsplit("```", 1)[0]
+    fake = command.render_block("2 cores, Some CPU, Python 3.11.7", {0: 15, 300: 10, 1000: 5},
+                                _results((2.4, 5.4, 12.4), (2.3, 5.0, 11.0)))
+    assert command.shape(block) == command.shape(fake)
