@@ -13,7 +13,8 @@ runtime as the Pulumi CLI does (objects as JSON text), makes the plan's registra
 classes with the same names, parents, inputs and options under the same mocks (benchmarks/scale.py's floor
 program), and writes the same JSON document. Its registrations are the platform's own plan at that N, handed over
 with `marshal`, the cheapest hand-over the standard library has, so the floor pays as little as possible for
-being given them.
+being given them. The floor runs at the interpreter's default garbage-collector thresholds, as a plain program
+does; the platform's command raises its own (`eks_karpenter/tools/cli.py`), and that is part of what is measured.
 
 Runs alternate (ours, floor, ours, floor, ...) so a noisy neighbour hits both sides, and each figure is the
 minimum of its runs: this shared machine only adds time. Seconds are the child's CPU (user + system) as the
