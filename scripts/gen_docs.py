@@ -603,7 +603,7 @@ def command_output(args: tuple[str, ...]) -> str:
     return f"```\n{out.getvalue().strip()}\n```"
 
 
-BENCHMARKS = ("scale", "instructions", "cost", "simulate")
+BENCHMARKS = ("command", "scale", "instructions", "cost", "simulate")
 
 
 def benchmark_result(name: str) -> str:

@@ -147,7 +147,7 @@ def test_resource_counts_are_the_plans() -> None:
     assert f"%% eks-karpenter / dev: {custom} resources in {len(doc.resources) - custom} components" in readme
 
 
-@pytest.mark.parametrize("name", ["scale", "instructions", "cost", "simulate"])
+@pytest.mark.parametrize("name", ["command", "scale", "instructions", "cost", "simulate"])
 def test_readme_benchmark_blocks_are_the_committed_result_files(name: str) -> None:
     result = (REPO / "benchmarks" / "results" / f"{name}.md").read_text().strip()
     assert result.startswith(f"Refreshed by `python -m benchmarks.{name} ")

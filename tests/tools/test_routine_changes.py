@@ -102,9 +102,10 @@ def test_drift_names_the_pools_budgets_for_drifted() -> None:
     diff = diff_of(pool_requirements)
     (general,) = diff.fleets
     assert "requirements" in general.causes[0]
-    # prod's general pool: 10% always, none during business hours for Drifted
-    assert general.pacing == ("disruption budgets for `Drifted`: nodes 10%; nodes 0 during `0 8 * * mon-fri` "
-                              "for 10h")
+    # prod's general pool: 10% always, none during New York business hours for Drifted (08:00-18:00 local,
+    # rendered in UTC to cover both daylight-saving offsets)
+    assert general.pacing == ("disruption budgets for `Drifted`: nodes 10%; nodes 0 during "
+                              "`0 12 * * mon,tue,wed,thu,fri` for 11h")
 
 
 def test_kubernetes_minor_drifts_pools_whose_class_picks_its_ami_by_alias() -> None:
@@ -201,6 +202,8 @@ def test_a_pool_whose_budgets_all_exclude_drift_says_drift_is_unpaced() -> None:
     def budgets(c: dict[str, Any]) -> None:
         general = next(p for p in c["eks-karpenter:nodePools"] if p["name"] == "general")
         general["disruption"]["budgets"] = [{"nodes": "10%", "reasons": ["Underutilized"]}]
+        general["disruption"].pop("windows", None)
+        general["disruption"].pop("timeZone", None)
         general["instanceCategories"] = ["c", "m"]
 
     (fleet,) = diff_of(budgets).fleets

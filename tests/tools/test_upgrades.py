@@ -35,7 +35,7 @@ def dev_plan(k8s: str | None = None, karpenter: str | None = None) -> PlanDocume
     if karpenter:
         config[KARP] = {**config.get(KARP, {}), "version": karpenter}
     with tempfile.TemporaryDirectory() as tmp:
-        result = plan_config(config, Path(tmp))
+        result = plan_config(config, Path(tmp), stack="dev")  # the same stack: same URNs as plan_stack("dev")
     assert result.error is None, result.error
     return result.document
 
