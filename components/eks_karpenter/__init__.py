@@ -2,18 +2,22 @@
 
 Where things live:
 
-- `platform/`: the platform's components, one package per concern, each with its config (`config.py`),
-  validation (`rules.py`), pure planning code and Pulumi wiring (`component.py`): `network`, `cluster`, `access`,
-  `namespaces`, `iam`, `karpenter`, `nodepool`, `interruption`, `nth`; `build.py` composes them
+- `platform/`: the platform's components, one package per concern, each with its Pulumi wiring
+  (`component.py`) and, as it needs them, its config (`config.py`), validation (`rules.py`) and pure planning
+  code: `network`, `cluster`, `access`, `namespaces`, `iam`, `karpenter`, `nodepool`, `interruption`, `nth`,
+  `observability` (metrics, alerts, dashboard) and `migration` (the hand-off from Cluster Autoscaler); beside
+  them `preflight` (the checks of an adopted cluster before anything is registered); `build.py` composes them
   (`build_platform`), `version_rules.py` holds the rules that span them, `lookups.py` checks the pins against
   AWS at preview;
 - `tools/`: what is built on the components: `engine` (the offline plan, its diff and upgrade views), `cost`,
   `simulate` (workload what-if), `smoke` (the post-deploy test), `migrate` (v1alpha5 import), `pins` (list and
-  move the pins) and `cli`;
+  move the pins), `teardown` (the destroy guard's hooks), `deploy_role` (the deploy role's IAM policy),
+  `policypack` (the shipped CrossGuard pack), `project` (the Pulumi project a command works on) and `cli`;
 - `config/`: the config machinery every component shares: the model base (`model.py`), problems and their
   report (`errors.py`), reading a stack file as the Pulumi CLI does (`stackfile.py`), validating it
   (`stack.py`), and the running stack's config (`running.py`);
-- facts both read: `versions.py` (every pin), `arns.py` (regions, partitions, ARNs), `catalogue/` (EC2
+- facts both read: `versions.py` (every pin), `arns.py` (regions, partitions, ARNs), `partitions.py` (AWS
+  regions and partitions, generated from botocore's `partitions.json`), `catalogue/` (EC2
   instance types and prices), `tags.py`, `quantities.py`.
 
 The public API is everything in `__all__` (see docs/library.md, "Library API"):

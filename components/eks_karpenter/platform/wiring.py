@@ -30,8 +30,9 @@ _caller_identities: tuple[object, dict[pulumi.ProviderResource | None, pulumi.Ou
 
 def caller_identity(parent: pulumi.Resource) -> pulumi.Output[aws.GetCallerIdentityResult]:
     """The identity running the program, looked up once per run and AWS provider and shared by every component
-    (IAM trust and key policies, the access-entry creator check): a `pulumi preview` makes one call, not one per
-    component. `parent` gives the invoke its provider; the first caller with that provider parents the call."""
+    (IAM trust and key policies, the observability scraper's cluster ARN): a `pulumi preview` makes one call,
+    not one per component. `parent` gives the invoke its provider; the first caller with that provider parents
+    the call."""
     global _caller_identities
     monitor = pulumi.runtime.settings.get_monitor()
     if _caller_identities is None or _caller_identities[0] is not monitor:

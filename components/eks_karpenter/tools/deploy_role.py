@@ -8,7 +8,7 @@ that plans every committed stack), so a new resource type cannot ship without sa
 Resources are `*`: names and ARNs are only known once created, and the stack-wide tags are not on every API
 call's request. `iam:PassRole` is the one action that widens a role's reach, so it is limited to the services the
 roles are passed to. Kubernetes objects need no IAM action: they go through the cluster's API with the deploy
-role's EKS access entry (the cluster creator's, or one listed under `access`).
+role's EKS access entry (one listed under `access.deployers`: the cluster's creator gets no implicit entry).
 """
 
 from __future__ import annotations

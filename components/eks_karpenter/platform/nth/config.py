@@ -30,7 +30,7 @@ def _spot_group_labels() -> dict[str, str]:
 
 
 class NthConfig(Model):
-    """The aws-node-termination-handler chart (eks-charts), in one of its two modes.
+    """The aws-node-termination-handler chart (the OCI chart `versions.NTH_CHART`), in one of its two modes.
 
     `imds`: a DaemonSet on the selected spot nodes polls each node's instance metadata for the spot interruption
     notice, scheduled events and (optionally) rebalance recommendations. No AWS resources, no IAM.
