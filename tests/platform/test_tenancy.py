@@ -79,6 +79,35 @@ def test_the_instance_profile_and_node_security_group_ids_of_the_platform_are_ad
     assert admit(policy, "CREATE", BATCH, cls).denied == []
 
 
+def test_an_adopted_vpcs_subnets_are_admitted_by_id_and_no_others() -> None:
+    # An adopted VPC stays untagged (network.writeDiscoveryTags off): the platform's classes select its subnets by
+    # id, and a team's class may select the same ones, never another subnet.
+    platform = PlatformNodeAccess(CLUSTER, ROLE, None, ("sg-0123456789abcdef0",), ("default",),
+                                  subnet_ids=("subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002"))
+    policy = team_policy(TEAM, platform)
+    ours = node_class(subnetSelectorTerms=[{"id": "subnet-0a1b2c3d4e5f60001"}, {"id": "subnet-0a1b2c3d4e5f60002"}])
+    assert admit(policy, "CREATE", BATCH, ours).denied == []
+    other = node_class(subnetSelectorTerms=[{"id": "subnet-0a1b2c3d4e5f69999"}])
+    assert any("adopted subnets' ids" in d for d in admit(policy, "CREATE", BATCH, other).denied)
+    # Without adopted subnets, an id is refused as before.
+    assert denied(ours)
+
+
+def test_brownfield_teams_may_use_the_adopted_subnets(tmp_path: Path) -> None:
+    config = stack_config("brownfield")
+    config["eks-karpenter:access"] = {**config.get("eks-karpenter:access", {}), "teams": [TEAM.dump()]}
+    result = plan_config(config, tmp_path, stack="brownfield")
+    assert result.error is None, result.error
+    (policy,) = result.document.by_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
+    # The team's class copies the platform's: role, security groups and subnets, all by the ids the stack uses.
+    (platform_class,) = result.document.by_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
+    cls = copy.deepcopy({k: platform_class.inputs[k] for k in ("apiVersion", "kind", "metadata", "spec")})
+    cls["metadata"]["name"] = "batch-spot"
+    subnets = sorted(config["eks-karpenter:network"]["privateSubnetIds"].values())
+    assert sorted(t["id"] for t in cls["spec"]["subnetSelectorTerms"]) == subnets
+    assert admit(policy.inputs, "CREATE", BATCH, cls).denied == []
+
+
 def test_requests_outside_the_team_are_not_matched() -> None:
     admin = admit(POLICY, "CREATE", ["system:masters"], node_class("anything", userData="#!/bin/sh"))
     assert not admin.matched  # the platform's own deploys and admins are not held to the team's rules

@@ -207,8 +207,11 @@ def _access(st: _Stack, cluster: Cluster, node_role_name: str) -> Access | None:
         "guardrails": team_guardrails(cfg.access.teams, PlatformNodeAccess(
             cluster_name=st.name, node_role_name=node_role_name,
             instance_profile=node_role_name if cfg.karpenter.node_role.instance_profile else None,
-            security_group_ids=tuple(cfg.cluster.node_security_group_ids),
-            node_classes=tuple(c.name for c in cfg.node_classes))),
+            # An adopted VPC and cluster left untagged: the platform's classes select them by id, so may a team's.
+            security_group_ids=(*cfg.cluster.node_security_group_ids, *filter(None, [_adopted_cluster_sg(st)])),
+            node_classes=tuple(c.name for c in cfg.node_classes),
+            subnet_ids=tuple(sorted((cfg.network.private_subnet_ids or {}).values()))
+            if cfg.network.adopting and not cfg.network.write_discovery_tags else ())),
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider}))
 
 

@@ -42,6 +42,8 @@ class PlatformNodeAccess:
     """Node security groups by id (`cluster.nodeSecurityGroupIds`), besides the discovery tag."""
     node_classes: tuple[str, ...]
     """The platform's own EC2NodeClass names, which a team's pools may use."""
+    subnet_ids: tuple[str, ...] = ()
+    """Subnets by id, besides the discovery tag: an adopted VPC's, which the stack leaves untagged."""
 
 
 def _lit(value: Any) -> str:
@@ -73,6 +75,9 @@ def team_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
     if platform.security_group_ids:
         sg_terms.append(f"(has(t.id) && !has(t.tags) && !has(t.name) && t.id in "
                         f"{_lit(list(platform.security_group_ids))})")
+    subnet_terms = [f"(has(t.tags) && !has(t.id) && t.tags == {_lit(discovery)})"]
+    if platform.subnet_ids:
+        subnet_terms.append(f"(has(t.id) && !has(t.tags) && t.id in {_lit(list(platform.subnet_ids))})")
     classes = list(platform.node_classes)
     validations = [
         {"expression": "variables.ownsOld && variables.ownsNew",
@@ -95,9 +100,9 @@ def team_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
          "message": f"team {name}: security groups must be the platform's (the {tags.DISCOVERY_KEY} tag"
                     + (" or the cluster's node security group ids)" if platform.security_group_ids else ")"),
          "reason": "Forbidden"},
-        {"expression": "!variables.isClass || object.spec.subnetSelectorTerms.all(t, has(t.tags) && !has(t.id) && "
-                       f"t.tags == {_lit(discovery)})",
-         "message": f"team {name}: subnets are the platform's (the {tags.DISCOVERY_KEY} tag)", "reason": "Forbidden"},
+        {"expression": f"!variables.isClass || object.spec.subnetSelectorTerms.all(t, {' || '.join(subnet_terms)})",
+         "message": f"team {name}: subnets are the platform's (the {tags.DISCOVERY_KEY} tag"
+                    + (" or the adopted subnets' ids)" if platform.subnet_ids else ")"), "reason": "Forbidden"},
         {"expression": "!variables.isClass || !has(object.spec.associatePublicIPAddress) || "
                        "!object.spec.associatePublicIPAddress",
          "message": f"team {name}: nodes get no public IP address", "reason": "Forbidden"},

@@ -82,7 +82,8 @@ def _reach(facts: ClusterFacts, found: InCluster, at: Path, project: str) -> lis
                       f"(`aws eks create-access-entry --cluster-name {facts.name} --principal-arn "
                       f"{facts.deployer_arn}` and `aws eks associate-access-policy --cluster-name {facts.name} "
                       f"--principal-arn {facts.deployer_arn} --policy-arn {ADMIN_POLICY} --access-scope "
-                      "type=cluster`), or name a role that has one in providerCredentials", None, has_value=False)]
+                      "type=cluster`), or deploy as a role that has one (`aws:assumeRoles`: the Kubernetes "
+                      "provider acts as the AWS provider's identity)", None, has_value=False)]
     if found.status == 403:
         return [Issue((f"{project}:access", "providerCredentials"), f"the deployer ({facts.deployer_arn}) "
                       f"authenticates to {facts.name!r} but may not read what this stack installs ({found.error}): "
