@@ -293,16 +293,6 @@ def render_block(host: str, runs: dict[int, int], results: dict[int, dict[str, d
     return "\n".join(lines)
 
 
-def shape(block: str) -> list[str]:
-    """The block with every figure replaced by `#`: what must match between a run and a stored result."""
-    out = []
-    for line in block.strip().splitlines():
-        if line.startswith("Machine: "):
-            line = "Machine: #"
-        out.append(re.sub(r"[-+]?\d+(\.\d+)?", "#", line.replace("NOT met", "met")))
-    return out
-
-
 def runs_at(n: int, repeat: int) -> int:
     """Runs of each side at N: small plans take a second or two, where one disturbed run moves a figure most."""
     return repeat * (3 if n == 0 else 2 if n <= 300 else 1)

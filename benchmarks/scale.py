@@ -355,12 +355,13 @@ def render_block(host: str, repeat: int, results: dict[int, dict[str, dict[str, 
 
 
 def shape(block: str) -> list[str]:
-    """The block with every figure replaced by `#`: what must match between a run and the README."""
+    """The block with every figure replaced by `#`: what must match between a run and a stored result (the
+    scale and command benchmarks share it)."""
     out = []
     for line in block.strip().splitlines():
         if line.startswith("Machine: "):
             line = "Machine: #"
-        out.append(re.sub(r"-?\d+(\.\d+)?", "#", line.replace("NOT met", "met")))
+        out.append(re.sub(r"[-+]?\d+(\.\d+)?", "#", line.replace("NOT met", "met")))
     return out
 
 

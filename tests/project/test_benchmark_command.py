@@ -16,6 +16,7 @@ from eks_karpenter.tools.engine import PlanDocument, plan_program
 
 from benchmarks import command
 from benchmarks.results import RESULTS
+from benchmarks.scale import shape
 from tests.support import REPO
 
 EC2_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -134,4 +135,4 @@ def test_stored_result_has_the_shape_of_the_benchmark_output() -> None:
     block = stored.split("```text", 1)[1].rsplit("```", 1)[0]
     fake = command.render_block("2 cores, Some CPU, Python 3.11.7", {0: 15, 300: 10, 1000: 5},
                                 _results((2.4, 5.4, 12.4), (2.3, 5.0, 11.0)))
-    assert command.shape(block) == command.shape(fake)
+    assert shape(block) == shape(fake)
