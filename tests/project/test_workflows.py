@@ -135,6 +135,20 @@ def test_pr_diff_uses_the_base_branch_with_full_history() -> None:
     assert "head.repo.full_name == github.repository" in comment["if"]
 
 
+def test_a_refused_change_is_still_posted_then_fails_the_job() -> None:
+    # `diff` exits 3 on a change `pulumi up` cannot carry out: the comment must reach the PR before the job fails,
+    # and any other failure must still stop the step.
+    job = jobs("pr.yml")["plan-diff"]
+    names = [s.get("name", s.get("uses", "")) for s in steps(job)]
+    run = next(s for s in steps(job) if "python -m infra diff" in s.get("run", ""))
+    assert "|| status=$?" in run["run"] and 'echo "status=${status}" >> "$GITHUB_OUTPUT"' in run["run"]
+    assert '[ "${status}" != 3 ]' in run["run"] and 'exit "${status}"' in run["run"]
+    fail = next(s for s in steps(job) if s.get("name") == "Fail on a change that cannot be applied")
+    assert fail["if"] == f"steps.{run['id']}.outputs.status == '3'" and "exit 3" in fail["run"]
+    comment = next(i for i, n in enumerate(names) if n == "Comment on the PR (same-repository PRs)")
+    assert names.index("Fail on a change that cannot be applied") > comment
+
+
 @pytest.mark.parametrize("name", FILES)
 def test_set_up_and_checks_are_the_readme_commands(name: str) -> None:
     setup, checks = readme_commands()
