@@ -106,7 +106,8 @@ def test_the_templates_requirements_install_the_local_wheel_and_plan(tmp_path: P
     [dist] = site.glob("eks_karpenter-*.dist-info")
     assert dist.name == f"eks_karpenter-{eks_karpenter.__version__}.dist-info"
     run_env = {**env, "PYTHONPATH": str(dev_site_packages()), "PYTHONNOUSERSITE": "1", "VIRTUAL_ENV": str(venv)}
-    _assert_platform(plan([str(venv / "bin" / "eks-karpenter"), "plan", "--stack", "dev"], project, run_env))
+    _assert_platform(plan([str(venv / "bin" / "eks-karpenter"), "plan", "--stack", "dev"], project, run_env,
+                          warnings=TEMPLATE_WARNINGS))
 
 
 def test_the_wheel_alone_is_importable_outside_the_repo(installed: tuple[Path, dict[str, str]],
