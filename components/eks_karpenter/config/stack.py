@@ -22,6 +22,7 @@ from eks_karpenter.config.errors import ConfigError, Issue, Path, issues_from_va
 from eks_karpenter.config.model import Model, aliases, build_validators, empty_dict
 from eks_karpenter.config.stackfile import provider_config_keys, suggest
 from eks_karpenter.platform.access.config import AccessConfig, Arn
+from eks_karpenter.platform.access.guardrails import pool_rights_issues
 from eks_karpenter.platform.access.plan import aws_provider_identity
 from eks_karpenter.platform.access.rules import provider_identity_issues, validate_access, with_provider_identity
 from eks_karpenter.platform.cluster.config import Cidr, ClusterConfig, ClusterName
@@ -425,13 +426,7 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
                             "laptop, the CI deploy role, the PR preview role; docs/deploy.md)", None,
                             has_value=False))
     if ok("access", "cluster"):
-        # The tenancy guardrails are ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1: GA in 1.30).
-        minor = tuple(int(p) for p in cfg.cluster.version.split("."))
-        for t, team in enumerate(cfg.access.teams):
-            if team.node_pools and minor < (1, 30):
-                issues.append(Issue(at("access") + ("teams", t, "nodePools"), "pool rights need Kubernetes 1.30 "
-                                    "or newer (the admission policy that confines the team to its own pools); "
-                                    f"the cluster runs {cfg.cluster.version}", True))
+        issues += pool_rights_issues(cfg.access.teams, cfg.cluster.version, at("access"))
     if ok("access", "karpenter", "node_termination_handler"):
         platform = {cfg.karpenter.namespace: "karpenter.namespace"}
         if cfg.node_termination_handler.enabled:

@@ -20,11 +20,11 @@ import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags
 from eks_karpenter.catalogue import admitted_for
-from eks_karpenter.config.errors import ConfigError, Issue
+from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.access import Access, access_entries
-from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, team_guardrails
+from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, pool_rights_issues, team_guardrails
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.plan import addon_versions
 from eks_karpenter.platform.cluster.rules import endpoint_warnings, instance_type_warnings, version_warnings
@@ -409,11 +409,8 @@ def migration_output(m: MigrationConfig, pools: list[str]) -> dict[str, object]:
 
 def refuse_guardrails_before_1_30(cfg: StackConfig, version: str, source: str, project: str) -> None:
     """An adopted cluster's real version decides whether the teams' admission policies can exist (the config's
-    `version` is the created cluster's): pool rights need admissionregistration.k8s.io/v1, Kubernetes 1.30+."""
-    minor = tuple(int(p) for p in version.split(".")[:2])
-    issues = [Issue((f"{project}:access", "teams", t, "nodePools"), f"pool rights need Kubernetes 1.30 or newer (the "
-                    f"admission policy that confines the team to its own pools); the existing cluster runs {version}",
-                    True) for t, team in enumerate(cfg.access.teams) if team.node_pools and minor < (1, 30)]
+    `version` is the created cluster's, checked with the stack's other rules)."""
+    issues = pool_rights_issues(cfg.access.teams, version, (f"{project}:access",), "the existing cluster")
     if issues:
         raise ConfigError(source, issues)
 

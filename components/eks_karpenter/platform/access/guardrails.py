@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eks_karpenter import tags
+from eks_karpenter.config.errors import Issue, Path
 from eks_karpenter.platform.access.config import Team
 from eks_karpenter.platform.access.plan import team_group
 
@@ -44,6 +45,22 @@ class PlatformNodeAccess:
     """The platform's own EC2NodeClass names, which a team's pools may use."""
     subnet_ids: tuple[str, ...] = ()
     """Subnets by id, besides the discovery tag: an adopted VPC's, which the stack leaves untagged."""
+
+
+VAP_MINOR = (1, 30)
+"""ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1), which the guardrails are, is GA from 1.30."""
+
+
+def pool_rights_issues(teams: Sequence[Team], version: str, at: Path, cluster: str = "the cluster") -> list[Issue]:
+    """Pool rights on a cluster too old for the admission policy that confines a team to its own pools: one issue
+    per team that has them, at `<at>.teams[i].nodePools`. `version` is the created cluster's (its config) or an
+    adopted one's (its look-up), which `cluster` names."""
+    minor = tuple(int(p) for p in version.split(".")[:2])
+    if minor >= VAP_MINOR:
+        return []
+    return [Issue(at + ("teams", t, "nodePools"), "pool rights need Kubernetes 1.30 or newer (the admission policy "
+                  f"that confines the team to its own pools); {cluster} runs {version}", True)
+            for t, team in enumerate(teams) if team.node_pools]
 
 
 def _lit(value: Any) -> str:
