@@ -66,7 +66,7 @@ def flat_config(pools: list[dict[str, Any]]) -> dict[str, str]:
 
 def validate(flat: dict[str, str], admission: bool) -> None:
     from eks_karpenter.catalogue.match import _admitted_shipped
-    from eks_karpenter.config.stack import load_stack_config
+    from eks_karpenter.platform.stack import load_stack_config
 
     _admitted_shipped.cache_clear()  # each run pays for its evaluations
     if admission:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from eks_karpenter.catalogue import load_catalogue
-from eks_karpenter.config.stack import load_stack_config
+from eks_karpenter.platform.stack import load_stack_config
 from eks_karpenter.tools.engine.runner import read_flat_config
 from eks_karpenter.tools.simulate import parse_workload, pools_for_stack, schedule, schedule_fixed
 

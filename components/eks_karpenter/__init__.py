@@ -5,17 +5,21 @@ Where things live:
 - `platform/`: the platform's components, one package per concern, each with its Pulumi wiring
   (`component.py`) and, as it needs them, its config (`config.py`), validation (`rules.py`) and pure planning
   code: `network`, `cluster`, `access`, `namespaces`, `iam`, `karpenter`, `nodepool`, `interruption`, `nth`,
-  `observability` (metrics, alerts, dashboard) and `migration` (the hand-off from Cluster Autoscaler); beside
-  them `preflight` (the checks of an adopted cluster before anything is registered); `build.py` composes them
-  (`build_platform`), `version_rules.py` holds the rules that span them, `lookups.py` checks the pins against
-  AWS at preview;
+  `observability` (metrics, alerts, dashboard) and `migration` (the hand-off from Cluster Autoscaler), the
+  destroy guard in `karpenter` (`teardown.py`, run by its `teardown_hooks.py`); beside them `preflight` (the
+  checks of an adopted cluster before anything is registered), `adopted.py` (what is known of an adopted
+  cluster: the preflight's facts and this stack's marks on it), `kube.py` (the platform's small Kubernetes
+  client, which the smoke test uses too); above them `stack.py`
+  composes their config and rules into the whole stack's (`StackConfig`, `load_stack_config`, and
+  `read_stack_config` for the running program), `build.py` composes the components (`build_platform`),
+  `version_rules.py` holds the rules that span them, `lookups.py` checks the pins against AWS at preview;
 - `tools/`: what is built on the components: `engine` (the offline plan, its diff and upgrade views), `cost`,
   `simulate` (workload what-if), `smoke` (the post-deploy test), `migrate` (v1alpha5 import), `pins` (list and
-  move the pins), `teardown` (the destroy guard's hooks), `deploy_role` (the deploy role's IAM policy),
+  move the pins), `deploy_role` (the deploy role's IAM policy),
   `policypack` (the shipped CrossGuard pack), `project` (the Pulumi project a command works on) and `cli`;
-- `config/`: the config machinery every component shares: the model base (`model.py`), problems and their
-  report (`errors.py`), reading a stack file as the Pulumi CLI does (`stackfile.py`), validating it
-  (`stack.py`), and the running stack's config (`running.py`);
+- `config/`: the config machinery every component shares, importing no concern: the model base (`model.py`),
+  problems and their report (`errors.py`), reading a stack file as the Pulumi CLI does (`stackfile.py`), and
+  finding the running stack's file (`running.py`);
 - facts both read: `versions.py` (every pin), `arns.py` (regions, partitions, ARNs), `partitions.py` (AWS
   regions and partitions, generated from botocore's `partitions.json`), `catalogue/` (EC2
   instance types and prices), `tags.py`, `quantities.py`.
@@ -92,10 +96,10 @@ _EXPORTS: dict[str, str] = {
     "NodeTerminationHandlerArgs": "eks_karpenter.platform.nth",
     "NthConfig": "eks_karpenter.platform.nth",
     "build_platform": "eks_karpenter.platform.build",
-    "read_stack_config": "eks_karpenter.config.running",
-    "StackConfig": "eks_karpenter.config.stack",
-    "load_stack_config": "eks_karpenter.config.stack",
-    "stack_file_schema": "eks_karpenter.config.stack",
+    "read_stack_config": "eks_karpenter.platform.stack",
+    "StackConfig": "eks_karpenter.platform.stack",
+    "load_stack_config": "eks_karpenter.platform.stack",
+    "stack_file_schema": "eks_karpenter.platform.stack",
     "cli": "eks_karpenter.tools.cli",
     "cost": "eks_karpenter.tools.cost",
     "simulate": "eks_karpenter.tools.simulate",
@@ -108,8 +112,6 @@ if TYPE_CHECKING:
     from eks_karpenter import tags, versions
     from eks_karpenter.catalogue import Catalogue, InstanceType, admitted_for, load_catalogue
     from eks_karpenter.config.errors import ConfigError, Issue, issues_from_validation_error
-    from eks_karpenter.config.running import read_stack_config
-    from eks_karpenter.config.stack import StackConfig, load_stack_config, stack_file_schema
     from eks_karpenter.platform.access import Access, AccessArgs, AccessConfig, consumer_access_warnings
     from eks_karpenter.platform.build import build_platform
     from eks_karpenter.platform.cluster import Cluster, ClusterArgs, ClusterConfig
@@ -129,6 +131,7 @@ if TYPE_CHECKING:
         validate_node_config,
     )
     from eks_karpenter.platform.nth import NodeTerminationHandler, NodeTerminationHandlerArgs, NthConfig
+    from eks_karpenter.platform.stack import StackConfig, load_stack_config, read_stack_config, stack_file_schema
     from eks_karpenter.tools import cli, cost, simulate, smoke
     from eks_karpenter.tools.engine import PlanDocument, PlanError, plan_program, plan_with_references, run_plan
 

@@ -24,6 +24,8 @@ _ARN = re.compile(r"^arn:(?P<partition>[a-z-]+):(?P<service>[a-z0-9-]+):(?P<regi
 # The one table of partitions and regions every module reads: AWS's own, generated from botocore (partitions.py).
 PARTITION_REGEX = {partition: re.compile(regex) for partition, regex, _, _ in PARTITIONS}
 DNS_SUFFIX = {partition: suffix for partition, _, suffix, _ in PARTITIONS}
+# A region's shape, whatever its partition: two to four letters, dash-separated words, a number.
+_REGION_SHAPE = re.compile(r"[a-z]{2,4}(-[a-z]+)+-\d{1,2}", re.ASCII)
 REGIONS: dict[str, str] = {region: partition for partition, regex, _, regions in PARTITIONS for region in regions
                            if re.match(regex, region)}  # `aws-global` and the like are endpoints, not regions
 """Every region AWS lists, and its partition."""
@@ -60,8 +62,13 @@ def zone_issue(zone: str, region: str) -> str | None:
 
 def partition_of(region: str) -> str:
     """The ARN partition of a region (`aws`, `aws-cn`, `aws-us-gov`, `aws-eusc`, ...): a listed region's, else
-    that of the partition whose region pattern it matches (as botocore resolves it); `aws` for anything else
-    (the config refuses such a region before anything is built, see `region_issues`)."""
+    that of the partition whose region pattern it matches (as botocore resolves it); `aws` for any other
+    well-formed region (the config refuses such a region before anything is built, see `region_issues`).
+
+    Raises ValueError for a string that is not shaped like a region, so a typo cannot yield a commercial ARN.
+    """
+    if not _REGION_SHAPE.fullmatch(region):
+        raise ValueError(f"not an AWS region: {region!r}")
     listed = REGIONS.get(region)
     if listed is not None:
         return listed

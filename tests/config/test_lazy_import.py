@@ -18,7 +18,7 @@ def test_import_eks_karpenter_loads_no_concern_until_used() -> None:
 
 @pytest.mark.slow
 def test_importing_the_platform_builds_no_validator_and_reads_no_migration_code() -> None:
-    out = run_python("import sys, eks_karpenter.platform.build; from eks_karpenter.config.stack import StackConfig;"
+    out = run_python("import sys, eks_karpenter.platform.build; from eks_karpenter.platform.stack import StackConfig;"
                      "from eks_karpenter.platform.nodepool.config import NodePoolConfig;"
                      "print(StackConfig.__pydantic_complete__, NodePoolConfig.__pydantic_complete__,"
                      " 'eks_karpenter.tools.migrate' in sys.modules, 'jsonschema' in sys.modules)")

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from eks_karpenter.config.stack import stack_file_schema
+from eks_karpenter.platform.stack import stack_file_schema
 
 from tests.support import REPO, STACKS
 

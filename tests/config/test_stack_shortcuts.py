@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 from eks_karpenter import ConfigError, load_stack_config
-from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.network.config import ZONE_EXCEPTIONS, default_availability_zones
 from eks_karpenter.platform.network.rules import validate_network
+from eks_karpenter.platform.stack import StackConfig
 
 DEPLOYER = {"deployerArn": "arn:aws:iam::123456789012:role/Admin", "deployerCidr": "198.51.100.7/32"}
 
@@ -126,7 +126,7 @@ def test_the_rule_alone_still_requires_zones_it_was_not_given() -> None:
 
 def test_the_schema_accepts_the_template_stack_and_documents_the_shortcut() -> None:
     import jsonschema
-    from eks_karpenter.config.stack import stack_file_schema
+    from eks_karpenter.platform.stack import stack_file_schema
     schema = stack_file_schema()
     validator = jsonschema.Draft202012Validator(schema)
     assert validator.is_valid({"config": {"aws:region": "eu-west-1", "eks-karpenter:clusterName": "acme"}})

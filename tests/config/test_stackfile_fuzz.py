@@ -22,8 +22,8 @@ import pulumi
 import pytest
 import yaml
 from eks_karpenter import ConfigError
-from eks_karpenter.config.stack import load_stack_config
 from eks_karpenter.config.stackfile import parse_stack_text
+from eks_karpenter.platform.stack import load_stack_config
 from eks_karpenter.tools.engine import run_plan
 
 from tests.support import REPO, STACKS, plan_config
@@ -213,7 +213,7 @@ def test_fuzzed_files_through_the_cli(tmp_path: Path, index: int) -> None:
 # --- the `pulumi up` path: the runtime hands the program its config; infra/settings.py reads the file for lines ---
 
 def _as_pulumi_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flat: dict[str, str]) -> BaseException | None:
-    from eks_karpenter.config import running as settings
+    from eks_karpenter.platform import stack as settings
     from eks_karpenter.tools.engine.mocks import PlanMocks
 
     monkeypatch.chdir(tmp_path)

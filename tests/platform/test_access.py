@@ -169,9 +169,9 @@ def test_provider_credentials_reach_the_token_command_but_not_the_exported_kubec
 
 
 def test_provider_credentials_config_changes_the_provider() -> None:
-    from eks_karpenter.config.stack import load_stack_config
     from eks_karpenter.platform.access import ProviderCredentials
     from eks_karpenter.platform.cluster import Cluster
+    from eks_karpenter.platform.stack import load_stack_config
     from eks_karpenter.tools.engine import plan_components
 
     flat = {k: v if isinstance(v, str) else json.dumps(v) for k, v in stack_config("brownfield").items()}

@@ -12,9 +12,9 @@ import pytest
 from eks_karpenter import ConfigError
 from eks_karpenter.catalogue import load_catalogue
 from eks_karpenter.catalogue.model import CATEGORY, GENERATION, HYPERVISOR, SIZE, InstanceType
-from eks_karpenter.config.stack import StackConfig, load_stack_config
 from eks_karpenter.platform.nodepool import NodeClassConfig, NodePoolConfig, warnings_for
 from eks_karpenter.platform.nodepool.admission import pool_admission
+from eks_karpenter.platform.stack import StackConfig, load_stack_config
 
 from tests.support import stack_config
 

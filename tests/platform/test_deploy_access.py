@@ -11,11 +11,11 @@ from typing import Any
 import pulumi
 import pytest
 from eks_karpenter.config.errors import ConfigError
-from eks_karpenter.config.stack import load_stack_config
 from eks_karpenter.platform.access import AccessConfig, aws_provider_identity, provider_identity_issues
 from eks_karpenter.platform.cluster.component import no_creator_admin
 from eks_karpenter.platform.cluster.config import ApiAccessConfig
 from eks_karpenter.platform.cluster.plan import api_ingress_rules, without_creator_admin
+from eks_karpenter.platform.stack import load_stack_config
 from eks_karpenter.tools.engine import PlanDocument
 
 from tests.support import plan_config, plan_stack, stack_config

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from eks_karpenter.arns import partition_of
 from eks_karpenter.platform.iam.policy import (
     NODE_MANAGED_POLICIES,
     PolicyScope,
@@ -21,7 +22,6 @@ from eks_karpenter.platform.iam.policy import (
     dns_suffix,
     irsa_trust_policy,
     node_trust_policy,
-    partition_of,
     pod_identity_trust_policy,
 )
 

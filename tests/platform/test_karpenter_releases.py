@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 from eks_karpenter import versions
-from eks_karpenter.platform.iam.policy import PolicyScope, controller_policies, dns_suffix, partition_of
+from eks_karpenter.arns import partition_of
+from eks_karpenter.platform.iam.policy import PolicyScope, controller_policies, dns_suffix
 from eks_karpenter.platform.karpenter.config import KarpenterConfig
 from eks_karpenter.platform.karpenter.releases import omitted_values, release_of, upgrade_changes
 from eks_karpenter.platform.karpenter.values import controller_values

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from eks_karpenter.config.errors import ConfigError
-from eks_karpenter.config.stack import load_stack_config
+from eks_karpenter.platform.stack import load_stack_config
 from eks_karpenter.platform.version_rules import kubernetes_outside_karpenter
 from eks_karpenter.tools.engine import run_plan
 from eks_karpenter.tools.engine.mocks import _invoke

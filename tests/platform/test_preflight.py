@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from eks_karpenter.config.errors import ConfigError
-from eks_karpenter.platform.preflight.facts import IN_CLUSTER_TOKEN, release_marker
+from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN, release_marker
 from eks_karpenter.platform.preflight.probe import answer
 from eks_karpenter.tools.engine import PlanResult, plan_program, run_plan
 from eks_karpenter.tools.engine import mocks as engine_mocks
@@ -278,7 +278,7 @@ def test_the_probe_reads_releases_crds_and_deployments() -> None:
 
 
 def test_the_probe_reports_what_failed() -> None:
-    from eks_karpenter.tools.smoke.kube import KubeError
+    from eks_karpenter.platform.kube import KubeError
 
     got = answer(StubApi(KubeError("list: HTTP 401: Unauthorized", status=401)), {})  # type: ignore[arg-type]
     assert got == {"reachable": True, "status": 401, "error": "list: HTTP 401: Unauthorized"}
@@ -288,7 +288,7 @@ def test_the_probe_reports_what_failed() -> None:
 
 def test_the_probe_speaks_to_a_kubernetes_api_server() -> None:
     kubernetes = pytest.importorskip("kubernetes")
-    from eks_karpenter.tools.smoke.kube import KubeApi
+    from eks_karpenter.platform.kube import KubeApi
 
     from tests.support.fake_kube import FakeCluster
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from eks_karpenter import versions
 from eks_karpenter.config.errors import ConfigError
-from eks_karpenter.config.stack import load_stack_config
+from eks_karpenter.platform.stack import load_stack_config
 
 from tests.support import plan_config, plan_stack, stack_config
 

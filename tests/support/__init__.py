@@ -67,7 +67,7 @@ def run_python(code: str) -> str:
 
 
 VALIDATE_PROD = ("from pathlib import Path\n"
-                 "from eks_karpenter.config.stack import load_stack_config\n"
+                 "from eks_karpenter.platform.stack import load_stack_config\n"
                  "from eks_karpenter.config.stackfile import read_stack_file\n"
                  "path = Path('stacks/Pulumi.prod.yaml')\n"
                  "cfg = load_stack_config(read_stack_file(path, str(path), 'eks-karpenter').flat(), str(path))\n")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eks_karpenter.config.stack import load_stack_config
+from eks_karpenter.platform.stack import load_stack_config
 from eks_karpenter.tools.cli import main
 from eks_karpenter.tools.cost import LivePrices, estimate, inputs_from_config, inputs_from_plan
 from eks_karpenter.tools.cost import prices as P

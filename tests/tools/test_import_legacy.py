@@ -735,7 +735,7 @@ def test_edge_case_manifests_pass_the_v1_crds(case: str) -> None:
 
 
 def test_config_snippet_loads_as_part_of_a_stack_file() -> None:
-    from eks_karpenter.config import stack
+    from eks_karpenter.platform import stack
 
     if "nodePools" not in stack.SECTIONS:
         pytest.skip("eks-karpenter:nodePools is not part of the stack config yet")

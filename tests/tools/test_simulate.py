@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from eks_karpenter.catalogue import InstanceType, load_catalogue
-from eks_karpenter.config.stack import load_stack_config
 from eks_karpenter.platform.nodepool.config import NodePoolConfig
 from eks_karpenter.platform.nodepool.manifests import render_node_pool
+from eks_karpenter.platform.stack import load_stack_config
 from eks_karpenter.quantities import cpu_millis, memory_bytes
 from eks_karpenter.tools.cli import main
 from eks_karpenter.tools.engine.runner import read_flat_config

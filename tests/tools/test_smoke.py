@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 import yaml
 from eks_karpenter.catalogue import load_catalogue
+from eks_karpenter.platform.kube import KubeApi, KubeError
 from eks_karpenter.tools.cli import UsageError, _parser, main
 from eks_karpenter.tools.smoke import SmokeSizing, SmokeTimeouts, consolidation_of, plan_smoke, unschedulable_reasons
 from eks_karpenter.tools.smoke.budgets import Cron, parse_duration, window_open
 from eks_karpenter.tools.smoke.cli import _stack_config, cmd_smoke
-from eks_karpenter.tools.smoke.kube import KubeApi, KubeError
 from eks_karpenter.tools.smoke.plan import RUN_LABEL, plan_pool, rendered_pools, size_requests, sized_above
 from eks_karpenter.tools.smoke.runner import MILESTONES, Runner, Settings, SmokeResult
 

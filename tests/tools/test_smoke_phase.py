@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from eks_karpenter.platform.kube import KubeApi
 from eks_karpenter.platform.migration.plan import OPT_IN_TAINT
 from eks_karpenter.tools.cli import _parser
 from eks_karpenter.tools.smoke.cli import _stack_config, cmd_smoke
-from eks_karpenter.tools.smoke.kube import KubeApi
 from eks_karpenter.tools.smoke.phase import Expectation, PhaseCheckError, check_phase, expectation
 from eks_karpenter.tools.smoke.plan import rendered_pools
 

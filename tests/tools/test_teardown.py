@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import kubernetes
 import pytest
+from eks_karpenter.platform.karpenter.teardown import TeardownRefused, blockers, check, drain
 from eks_karpenter.platform.karpenter.teardown_hooks import CHECK_HOOK, DRAIN_HOOK, GUARD_CONFIGMAP, _seconds
-from eks_karpenter.tools.smoke.kube import KubeApi
-from eks_karpenter.tools.teardown import TeardownRefused, blockers, check, drain
+from eks_karpenter.platform.kube import KubeApi
 
 from tests.support import plan_stack
 from tests.support.fake_kube import FakeCluster

@@ -22,9 +22,9 @@ from eks_karpenter import tags
 from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.running import locate_stack_file
-from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, pool_rights_issues, team_guardrails
+from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.plan import addon_versions
 from eks_karpenter.platform.cluster.rules import endpoint_warnings, instance_type_warnings, version_warnings
@@ -60,8 +60,8 @@ from eks_karpenter.platform.observability.alerts import queue_alarms
 from eks_karpenter.platform.observability.component import Observability
 from eks_karpenter.platform.observability.dashboard import PoolPrice, pool_price
 from eks_karpenter.platform.observability.monitors import karpenter_monitor_values, nth_monitor_values
-from eks_karpenter.platform.preflight.facts import ClusterFacts, NodeGroup
 from eks_karpenter.platform.preflight.lookup import run_preflight, warn_unchecked
+from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
 from eks_karpenter.quantities import cpu_millis
 
@@ -122,8 +122,9 @@ def build_platform(cfg: StackConfig) -> None:
         if cfg.interruption.enabled else None
     iam = _karpenter_iam(st, cluster, node_role, queue)
     namespaces = _namespaces(st, cluster)
-    # The destroy guard (tools/teardown.py): refuses while something destroy cannot delete exists, and drains this
-    # stack's pools before the controller goes. Hooks run in the program: `pulumi destroy --run-program`.
+    # The destroy guard (platform/karpenter/teardown.py): refuses while something destroy cannot delete exists,
+    # and drains this stack's pools before the controller goes. Hooks run in the program: `pulumi destroy
+    # --run-program`.
     guard = TeardownHooks(st.name, [p.name for p in cfg.node_pools], cluster.provider_kubeconfig,
                           cfg.karpenter.delete_timeout)
     karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets, guard)

@@ -227,7 +227,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def _namespace(args: argparse.Namespace) -> str:
     """The config namespace: the name of the project `--program` (else the wrapper's default, else the current
     directory) names; `eks-karpenter` outside any project."""
-    from eks_karpenter.config.stack import PROJECT
+    from eks_karpenter.platform.stack import PROJECT
     from eks_karpenter.tools.engine.runner import ProgramProject
 
     root = _program(args)
@@ -235,7 +235,7 @@ def _namespace(args: argparse.Namespace) -> str:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from eks_karpenter.config.stack import stack_file_schema
+    from eks_karpenter.platform.stack import stack_file_schema
 
     sys.stdout.write(json.dumps(stack_file_schema(_namespace(args)), indent=2, sort_keys=True) + "\n")
     return 0
@@ -348,7 +348,7 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
     except LegacyImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    from eks_karpenter.config.stack import in_namespace
+    from eks_karpenter.platform.stack import in_namespace
 
     for note in conversion.notes:
         print(f"note: {in_namespace(note, _namespace(args))}", file=sys.stderr)
@@ -384,7 +384,7 @@ def _legacy_target(args: argparse.Namespace) -> str:
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
-    from eks_karpenter.config.stack import load_stack_config
+    from eks_karpenter.platform.stack import load_stack_config
     from eks_karpenter.tools.cost import estimate, inputs_from_config, inputs_from_plan
     from eks_karpenter.tools.cost.live import LiveError, fetch_live_prices
     from eks_karpenter.tools.cost.report import render_markdown as cost_markdown

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from eks_karpenter.tools.engine.runner import ProgramProject, read_flat_config
 
 if TYPE_CHECKING:
-    from eks_karpenter.config.stack import StackConfig
+    from eks_karpenter.platform.stack import StackConfig
 
 DEFAULTS: dict[str, Path | None] = {"program": None, "platform": None}
 """Defaults a wrapping command line may set (this repository's `python -m infra` sets both to its root)."""
@@ -38,7 +38,7 @@ def load_project(program: Path | None) -> ProgramProject:
 
 def validated_stack_config(project: ProgramProject, stack: str) -> StackConfig:
     """A platform stack's validated config, read from its stack file; raises `ConfigError` naming the file."""
-    from eks_karpenter.config.stack import load_stack_config  # builds the config models: only commands that need it
+    from eks_karpenter.platform.stack import load_stack_config  # builds the config models: only commands that need it
 
     path = project.stack_file(stack)
     return load_stack_config(read_flat_config(path, project.name), shown(path, project.root), project=project.name)

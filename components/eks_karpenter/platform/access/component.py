@@ -8,6 +8,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from eks_karpenter.arns import partition_of
 from eks_karpenter.config.errors import Path
 from eks_karpenter.platform.access.config import AccessConfig
 from eks_karpenter.platform.access.guardrails import policy_name
@@ -17,7 +18,6 @@ from eks_karpenter.platform.access.plan import (
     team_node_pool_binding,
     team_node_pool_cluster_role,
 )
-from eks_karpenter.platform.iam.policy import partition_of
 from eks_karpenter.platform.wiring import child_options
 
 

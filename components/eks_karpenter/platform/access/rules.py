@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from eks_karpenter.arns import partition_of
 from eks_karpenter.config.errors import Issue, Path
 from eks_karpenter.platform.access.config import AccessConfig, ProviderCredentials
 from eks_karpenter.platform.access.plan import SSO_PATH, AwsIdentity, parse_principal, same_principal
-from eks_karpenter.platform.iam.policy import partition_of
 from eks_karpenter.platform.namespaces.plan import BUILTIN_NAMESPACES
 
 _NAME = re.compile(r"^[A-Za-z0-9_+=,.@-]{1,128}$")

@@ -12,15 +12,15 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags as T
+from eks_karpenter.arns import partition_of
 from eks_karpenter.config.errors import ConfigError, Issue, Path
 from eks_karpenter.platform.access.config import Deployer, ProviderCredentials
 from eks_karpenter.platform.access.plan import admin_entry_key, deployer_entries, policy_arn
+from eks_karpenter.platform.adopted import ACCESS_ENTRY_MODES
 from eks_karpenter.platform.cluster import plan as P
 from eks_karpenter.platform.cluster.config import ClusterConfig
 from eks_karpenter.platform.iam.component import NodeRole
 from eks_karpenter.platform.iam.names import IamNames
-from eks_karpenter.platform.iam.policy import partition_of
-from eks_karpenter.platform.preflight.facts import ACCESS_ENTRY_MODES
 from eks_karpenter.platform.wiring import caller_identity
 
 

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from eks_karpenter import versions
+from eks_karpenter.arns import partition_of
 from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.iam.policy import (
     NODE_MANAGED_POLICIES,
@@ -18,7 +19,6 @@ from eks_karpenter.platform.iam.policy import (
     controller_policies,
     irsa_trust_policy,
     node_trust_policy,
-    partition_of,
     pod_identity_trust_policy,
 )
 from eks_karpenter.platform.wiring import caller_identity, child_options

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eks_karpenter import arns, versions
+from eks_karpenter.arns import partition_of
 
 POLICY_VERSION = "2012-10-17"
 
@@ -33,9 +34,6 @@ NODECLASS_TAG = "karpenter.k8s.aws/ec2nodeclass"
 EKS_CLUSTER_NAME_TAG = "eks:eks-cluster-name"
 REGION_TAG = "topology.kubernetes.io/region"
 
-# Region prefix -> partition. Any other well-formed region is in the commercial partition. Longer prefixes that
-# share a start (us-isob- vs us-iso-) cannot collide because every prefix ends with "-".
-_REGION_RE = re.compile(r"[a-z]{2,4}(-[a-z]+)+-\d{1,2}", re.ASCII)
 _ACCOUNT_RE = re.compile(r"\d{12}", re.ASCII)
 # EKS: 1-100 characters, alphanumeric first, then alphanumerics, hyphens and underscores.
 _CLUSTER_NAME_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,99}")
@@ -45,17 +43,6 @@ _ROLE_TAIL_RE = re.compile(r"role/(?:[\x21-\x29\x2b-\x3e\x40-\x7e]+/)?[\w+=,.@-]
 _QUEUE_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,80}")
 
 Condition = Mapping[str, Mapping[str, str | Sequence[str]]]
-
-
-def partition_of(region: str) -> str:
-    """The AWS partition a region belongs to ("aws", "aws-cn", "aws-us-gov", or an isolated partition), from the
-    one table of partitions (`eks_karpenter.arns`).
-
-    Raises ValueError for a string that is not shaped like a region, so a typo cannot yield a commercial ARN.
-    """
-    if not _REGION_RE.fullmatch(region):
-        raise ValueError(f"not an AWS region: {region!r}")
-    return arns.partition_of(region)
 
 
 dns_suffix = arns.dns_suffix

@@ -9,9 +9,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from eks_karpenter import versions
+from eks_karpenter.platform.adopted import release_marker
 from eks_karpenter.platform.karpenter.config import KarpenterConfig
 from eks_karpenter.platform.karpenter.values import controller_values, crd_values
-from eks_karpenter.platform.preflight.facts import release_marker
 from eks_karpenter.platform.wiring import child_options
 
 CONTROLLER_RELEASE = "karpenter"

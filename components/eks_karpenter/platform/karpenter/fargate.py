@@ -13,8 +13,9 @@ from typing import NotRequired, TypedDict
 import pulumi
 import pulumi_aws as aws
 
+from eks_karpenter.arns import partition_of
 from eks_karpenter.platform.iam.names import IamNames
-from eks_karpenter.platform.iam.policy import aws_managed_policy_arn, fargate_pod_execution_trust_policy, partition_of
+from eks_karpenter.platform.iam.policy import aws_managed_policy_arn, fargate_pod_execution_trust_policy
 from eks_karpenter.platform.karpenter.component import CONTROLLER_RELEASE
 from eks_karpenter.platform.wiring import caller_identity, child_options
 

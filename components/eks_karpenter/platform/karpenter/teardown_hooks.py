@@ -1,4 +1,4 @@
-"""The destroy guard's wiring: Pulumi resource hooks (`before_delete`) that run `tools.teardown`.
+"""The destroy guard's wiring: Pulumi resource hooks (`before_delete`) that run the guard (`teardown.py`).
 
 - `check` on a sentinel ConfigMap (`eks-karpenter-destroy-guard` in the Karpenter namespace) that depends on
   every NodePool and EC2NodeClass, so a destroy deletes it first: the check runs before any pool or class goes.
@@ -58,19 +58,19 @@ class TeardownHooks:
             self._kubeconfig.update(loaded)
 
     def _api(self) -> Any:
-        from eks_karpenter.tools.smoke.kube import KubeApi
+        from eks_karpenter.platform.kube import KubeApi
 
         if not self._kubeconfig:
             return KubeApi.from_file(None)  # the operator's own kubeconfig ($KUBECONFIG, ~/.kube/config)
         return KubeApi.from_kubeconfig(self._kubeconfig)
 
     def _check(self, args: pulumi.ResourceHookArgs) -> None:
-        from eks_karpenter.tools.teardown import check
+        from eks_karpenter.platform.karpenter.teardown import check
 
         check(self._api(), self.own_pools, self.cluster)
 
     def _drain(self, args: pulumi.ResourceHookArgs) -> None:
-        from eks_karpenter.tools.teardown import check, drain
+        from eks_karpenter.platform.karpenter.teardown import check, drain
 
         api = self._api()
         check(api, self.own_pools, self.cluster)

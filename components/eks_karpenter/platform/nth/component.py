@@ -13,13 +13,13 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from eks_karpenter import versions
+from eks_karpenter.platform.adopted import release_marker
 from eks_karpenter.platform.iam.policy import irsa_trust_policy, pod_identity_trust_policy
 from eks_karpenter.platform.interruption.events import QUEUE_RETENTION_SECONDS, queue_policy
 from eks_karpenter.platform.nth.config import NthConfig
 from eks_karpenter.platform.nth.events import asg_lifecycle_event, nth_events
 from eks_karpenter.platform.nth.policy import nth_controller_policy
 from eks_karpenter.platform.nth.values import MANAGED_TAG, RELEASE_NAME, SERVICE_ACCOUNT, nth_values
-from eks_karpenter.platform.preflight.facts import release_marker
 from eks_karpenter.platform.wiring import child_options
 
 LIFECYCLE_HOOK_NAME = "aws-node-termination-handler"

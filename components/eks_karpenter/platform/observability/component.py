@@ -13,7 +13,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from eks_karpenter.platform.iam.policy import partition_of
+from eks_karpenter.arns import partition_of
 from eks_karpenter.platform.observability import amp
 from eks_karpenter.platform.observability.alerts import prometheus_rule
 from eks_karpenter.platform.observability.config import ObservabilityConfig

@@ -1,2 +1,2 @@
 """Preflight of an adopted cluster: look-ups (`lookup`, `probe`) and checks (`checks`) that run before anything
-is registered, on facts (`facts`) the offline plan's mocks can answer."""
+is registered, on facts (`platform/adopted.py`) the offline plan's mocks can answer."""

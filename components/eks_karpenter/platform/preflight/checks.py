@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from eks_karpenter.config.errors import Issue, Path
-from eks_karpenter.config.stack import StackConfig
-from eks_karpenter.platform.preflight.facts import ACCESS_ENTRY_MODES, ClusterFacts, Crd, InCluster, NodeGroup
+from eks_karpenter.platform.adopted import ACCESS_ENTRY_MODES, ClusterFacts, Crd, InCluster, NodeGroup
+from eks_karpenter.platform.stack import StackConfig
 
 CRD_GROUPS = ("karpenter.sh", "karpenter.k8s.aws")
 V1_CRDS = ("ec2nodeclasses.karpenter.k8s.aws", "nodeclaims.karpenter.sh", "nodepools.karpenter.sh")

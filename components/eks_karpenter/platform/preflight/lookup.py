@@ -10,10 +10,10 @@ import pulumi
 import pulumi_aws as aws
 
 from eks_karpenter.config.errors import ConfigError
-from eks_karpenter.config.stack import StackConfig
+from eks_karpenter.platform.adopted import ClusterFacts, InCluster, NodeGroup, release_marker
 from eks_karpenter.platform.preflight.checks import OurRelease, preflight_issues
-from eks_karpenter.platform.preflight.facts import ClusterFacts, InCluster, NodeGroup, release_marker
 from eks_karpenter.platform.preflight.hook import in_cluster as ask_cluster
+from eks_karpenter.platform.stack import StackConfig
 
 
 def our_releases(cfg: StackConfig, project: str, stack: str) -> list[OurRelease]:

@@ -10,8 +10,8 @@ import json
 from typing import Any
 
 from eks_karpenter.platform.cluster.plan import exec_kubeconfig
+from eks_karpenter.platform.kube import KubeApi, KubeError
 from eks_karpenter.platform.preflight.checks import CRD_GROUPS
-from eks_karpenter.tools.smoke.kube import KubeApi, KubeError
 
 
 def probe(request: dict[str, Any]) -> dict[str, Any]:

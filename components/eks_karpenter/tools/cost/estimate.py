@@ -32,7 +32,7 @@ from eks_karpenter.quantities import quantity_value
 from eks_karpenter.tools.cost import prices as P
 
 if TYPE_CHECKING:
-    from eks_karpenter.config.stack import StackConfig
+    from eks_karpenter.platform.stack import StackConfig
 
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 _CAPACITY_TYPES = ("spot", "on-demand", "reserved")

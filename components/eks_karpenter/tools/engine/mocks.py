@@ -11,7 +11,7 @@ from pulumi.runtime.proto import resource_pb2
 
 from eks_karpenter import versions
 from eks_karpenter.arns import dns_suffix
-from eks_karpenter.platform.preflight.facts import IN_CLUSTER_TOKEN
+from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
 from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
 

@@ -71,7 +71,7 @@ def _stack_config(stack: str, program: Path | None = None) -> Any:
 
 
 def _pulumi_kubeconfig(stack: str, program: Path | None = None) -> dict[str, Any]:
-    from eks_karpenter.tools.smoke.kube import KubeError
+    from eks_karpenter.platform.kube import KubeError
 
     if shutil.which("pulumi") is None:
         raise KubeError("no kubeconfig: the stack's `kubeconfig` output is read with the Pulumi CLI, which is not "
@@ -89,7 +89,7 @@ def _pulumi_kubeconfig(stack: str, program: Path | None = None) -> dict[str, Any
 
 
 def connect(args: argparse.Namespace) -> Any:
-    from eks_karpenter.tools.smoke.kube import KubeApi
+    from eks_karpenter.platform.kube import KubeApi
 
     if args.kubeconfig or args.context:
         return KubeApi.from_file(args.kubeconfig, args.context)
@@ -144,7 +144,7 @@ def _check_phase(args: argparse.Namespace, cfg: Any, api_factory: Any) -> int:
 
 def cmd_smoke(args: argparse.Namespace, api_factory: Any = None, settings: Any = None) -> int:
     """The command. `api_factory` and `settings` are for tests (a fake API server, a fast clock)."""
-    from eks_karpenter.tools.smoke.kube import KubeError
+    from eks_karpenter.platform.kube import KubeError
     from eks_karpenter.tools.smoke.plan import SmokePlanError, plan_smoke, rendered_pools
 
     try:

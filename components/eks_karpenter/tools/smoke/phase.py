@@ -9,10 +9,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from eks_karpenter.config.stack import StackConfig
 from eks_karpenter.platform.karpenter.config import duration_seconds
 from eks_karpenter.platform.migration.config import OPT_IN_TAINT_KEY
 from eks_karpenter.platform.migration.rules import NODEGROUP_LABEL
+from eks_karpenter.platform.stack import StackConfig
 
 MAX_LISTED = 10
 """Pending pods named in a failed check; the rest are counted."""

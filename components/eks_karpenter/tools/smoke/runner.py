@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from eks_karpenter.platform.kube import KubeApi, KubeError
 from eks_karpenter.quantities import cpu_millis
 from eks_karpenter.tools.smoke.budgets import Consolidation, ConsolidationState, consolidation_of
 from eks_karpenter.tools.smoke.config import SmokeTimeouts
-from eks_karpenter.tools.smoke.kube import KubeApi, KubeError
 from eks_karpenter.tools.smoke.plan import NODEPOOL, RUN_LABEL, PoolPlan, SmokePlan, sized_above
 
 

@@ -1,4 +1,5 @@
-"""The few Kubernetes API calls the smoke test makes, over the official `kubernetes` client, as plain dicts.
+"""The platform's small Kubernetes client: the few API calls the preflight, the destroy guard and the smoke test
+make, over the official `kubernetes` client, as plain dicts.
 
 Every call asks for the raw response (`_preload_content=False`) and decodes the JSON itself: the runner works on
 the same camelCase dicts as the rest of this library, and NodeClaims need no generated models.
@@ -16,7 +17,7 @@ INSTALL_HINT = "pip install 'eks-karpenter[smoke]'"
 
 
 class KubeError(Exception):
-    """An API call failed in a way the smoke test cannot work around (unreachable server, forbidden, ...)."""
+    """An API call failed in a way the caller cannot work around (unreachable server, forbidden, ...)."""
 
     def __init__(self, message: str, status: int | None = None, reachable: bool = True) -> None:
         super().__init__(message)
@@ -35,7 +36,8 @@ def _client() -> Any:
 
 
 class KubeApi:
-    """Typed wrappers of the endpoints the smoke test uses (and only those: the test server speaks these)."""
+    """Typed wrappers of the endpoints the platform and its tools use (and only those: the test server speaks
+    these)."""
 
     def __init__(self, api_client: Any) -> None:
         k = _client()
@@ -163,7 +165,7 @@ class KubeApi:
         self._call(self.custom.delete_cluster_custom_object, KARPENTER_GROUP, KARPENTER_VERSION, "nodepools",
                    name, missing_ok=True)
 
-    # --- what destroy would leave behind (tools/teardown.py) --------------------------------------------------
+    # --- what destroy would leave behind (platform/karpenter/teardown.py) -------------------------------------
     def list_services(self) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self._call(self.core.list_service_for_all_namespaces)["items"]
         return items

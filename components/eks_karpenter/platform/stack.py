@@ -1,7 +1,9 @@
 """The whole stack config: every `eks-karpenter:*` key of a stack file, loaded and validated in one pass.
 
-Loading is pure (raw strings in, a frozen `StackConfig` or one `ConfigError` out), so the program can refuse
-a bad stack file before registering a single resource, and tests can check every rule without an engine.
+It composes every concern's config and rules, so it sits above the concerns, beside `build.py`. Loading is pure
+(raw strings in, a frozen `StackConfig` or one `ConfigError` out), so the program can refuse a bad stack file
+before registering a single resource, and tests can check every rule without an engine. `read_stack_config` is
+the running program's entry: values from the Pulumi runtime, lines from the stack file.
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
+import pulumi
+from pulumi.runtime import config as _runtime_config
 from pydantic import Field, TypeAdapter, ValidationError
 
 from eks_karpenter.arns import allowed_accounts, region_issues
 from eks_karpenter.config.errors import ConfigError, Issue, Path, issues_from_validation_error
 from eks_karpenter.config.model import Model, aliases, build_validators, empty_dict
-from eks_karpenter.config.stackfile import provider_config_keys, suggest
+from eks_karpenter.config.running import locate_stack_file
+from eks_karpenter.config.stackfile import provider_config_keys, read_stack_file, suggest
 from eks_karpenter.platform.access.config import AccessConfig, Arn
 from eks_karpenter.platform.access.guardrails import pool_rights_issues
 from eks_karpenter.platform.access.plan import aws_provider_identity
@@ -486,3 +491,26 @@ def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
         "$defs": defs,
     }
     return schema if project == PROJECT else json.loads(in_namespace(json.dumps(schema), project))
+
+
+def read_stack_config() -> StackConfig:
+    """The validated config of the running stack; raises `ConfigError` (a `pulumi.RunError`) when invalid.
+
+    Values come from the runtime (what `pulumi up` or the offline plan handed the program). The stack file is
+    read too, with the same reader the offline plan uses, only to say on which line each problem was written;
+    when it cannot be found, errors name key paths without lines."""
+    # The runtime's full config map is read so that misspelt and misplaced keys are reported too.
+    flat = dict(_runtime_config.CONFIG.get())
+    project, stack = pulumi.get_project(), pulumi.get_stack()
+    path, source = locate_stack_file(project, stack)
+    file = read_stack_file(path, source, project) if path is not None and path.is_file() else None
+    if file is not None and file.issues:
+        raise file.error()
+    lines = file.lines if file is not None else None
+    try:
+        return load_stack_config(flat, source, project=project, lines=lines)
+    except ConfigError:
+        raise
+    except Exception as exc:  # a bug of ours must still read as one clean error, never a traceback
+        raise ConfigError(source, [Issue((), f"could not be validated ({type(exc).__name__}: {exc}); please "
+                                         "report this", None, False)], lines) from None

@@ -1,5 +1,7 @@
-"""What the preflight found about an adopted cluster, as plain data: read by pure checks, answered by the offline
-plan's mocks or, in a real run, by AWS look-ups and the cluster's own API."""
+"""What is known of an adopted cluster, as plain data: what the preflight found (read by its pure checks,
+answered by the offline plan's mocks or, in a real run, by AWS look-ups and the cluster's own API), and the marks
+this stack leaves on it (its Helm releases' description) that the cluster, Karpenter and NTH components write.
+Below both the preflight and those components, so neither imports the other to share it."""
 
 from __future__ import annotations
 
