@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.partitions import PARTITIONS, SOURCE
 
 REGION_KEY, ALLOWED_ACCOUNTS_KEY = "aws:region", "aws:allowedAccountIds"
@@ -134,7 +134,7 @@ def allowed_accounts(config: Mapping[str, str]) -> tuple[tuple[str, ...], list[I
     return tuple(value), []
 
 
-def arn_issues(value: str, at: Path, *, service: str, region: str, accounts: tuple[str, ...],
+def arn_issues(value: str, at: KeyPath, *, service: str, region: str, accounts: tuple[str, ...],
                regional: bool = True, what: str = "resource") -> list[Issue]:
     """Problems with an ARN the stack points at: malformed, another service, partition, region or account."""
     arn = parse_arn(value)

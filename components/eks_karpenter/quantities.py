@@ -6,7 +6,7 @@ import math
 import re
 from decimal import Decimal
 
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.errors import Issue, KeyPath
 
 _QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?$")
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
@@ -49,6 +49,6 @@ def unitless_bytes(resource: str, value: str) -> bool:
     return bytes_sized and re.fullmatch(r"[0-9]+(\.[0-9]+)?", value) is not None and float(value) != 0
 
 
-def bytes_issue(at: Path, resource: str, value: str) -> Issue:
+def bytes_issue(at: KeyPath, resource: str, value: str) -> Issue:
     return Issue(at, f"{resource} without a unit is a number of bytes; write a quantity with a unit, like "
                  f"{value}Gi or {value}Mi", value)

@@ -10,7 +10,7 @@ from typing import Any
 import pulumi
 import pytest
 from eks_karpenter import versions
-from eks_karpenter.config.errors import Issue, Path, issues_from_validation_error
+from eks_karpenter.config.errors import Issue, KeyPath, issues_from_validation_error
 from eks_karpenter.platform.nodepool import (
     NodeClass,
     NodeClassConfig,
@@ -32,8 +32,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from tests.support import requires_upstream
 
-AT_P: Path = ("eks-karpenter:nodePools",)
-AT_C: Path = ("eks-karpenter:nodeClasses",)
+AT_P: KeyPath = ("eks-karpenter:nodePools",)
+AT_C: KeyPath = ("eks-karpenter:nodeClasses",)
 ZONES = ["eu-west-1a", "eu-west-1b", "eu-west-1c"]
 CLUSTER, NODE_ROLE = "demo", "KarpenterNodeRole-demo"
 STACK_TAGS = {"eks-karpenter/cluster": "demo", "team": "platform"}
@@ -282,7 +282,7 @@ def test_null_removes_category_and_generation() -> None:
 
 # --- single-field checks on the types ---------------------------------------------------------------------------
 
-POOL_FIELD_CASES: list[tuple[str, dict[str, Any], Path, str]] = [
+POOL_FIELD_CASES: list[tuple[str, dict[str, Any], KeyPath, str]] = [
     ("name-case", {"name": "General"}, ("name",), "pattern"),
     ("name-long", {"name": "a" * 64}, ("name",), "at most 63"),
     ("typo", {"capacityType": ["spot"]}, ("capacityType",), "Extra inputs"),
@@ -342,14 +342,14 @@ POOL_FIELD_CASES: list[tuple[str, dict[str, Any], Path, str]] = [
 
 
 @pytest.mark.parametrize(("case", "item", "path", "fragment"), POOL_FIELD_CASES, ids=[c[0] for c in POOL_FIELD_CASES])
-def test_pool_field_checks(case: str, item: dict[str, Any], path: Path, fragment: str) -> None:
+def test_pool_field_checks(case: str, item: dict[str, Any], path: KeyPath, fragment: str) -> None:
     found = field_issues(NodePoolConfig, {"name": "general", **item})
     matching = [i for i in found if i.path == AT_P + (0,) + path]
     assert matching, [i.path for i in found]
     assert any(fragment in i.message for i in matching), [i.message for i in matching]
 
 
-CLASS_FIELD_CASES: list[tuple[str, dict[str, Any], Path, str]] = [
+CLASS_FIELD_CASES: list[tuple[str, dict[str, Any], KeyPath, str]] = [
     ("family", {"amiFamily": "Ubuntu"}, ("amiFamily",), "'AL2'"),
     ("alias-format", {"amiSelectorTerms": [{"alias": "al2023"}]}, ("amiSelectorTerms", 0, "alias"),
      "improperly formatted"),
@@ -429,7 +429,7 @@ CLASS_FIELD_CASES: list[tuple[str, dict[str, Any], Path, str]] = [
 
 @pytest.mark.parametrize(("case", "item", "path", "fragment"), CLASS_FIELD_CASES,
                          ids=[c[0] for c in CLASS_FIELD_CASES])
-def test_class_field_checks(case: str, item: dict[str, Any], path: Path, fragment: str) -> None:
+def test_class_field_checks(case: str, item: dict[str, Any], path: KeyPath, fragment: str) -> None:
     found = field_issues(NodeClassConfig, {"name": "default", **item})
     matching = [i for i in found if i.path == AT_C + (0,) + path]
     assert matching, [(i.path, i.message) for i in found]
@@ -455,7 +455,7 @@ WINDOWS = {"name": "default", "amiSelectorTerms": [{"alias": "windows2022@latest
 POOL0, CLASS0 = AT_P + (0,), AT_C + (0,)
 
 # (id, pools, classes (None = one default class), interruption handled, expected path, message fragment)
-RuleCase = tuple[str, list[dict[str, Any]], list[dict[str, Any]] | None, bool, Path, str]
+RuleCase = tuple[str, list[dict[str, Any]], list[dict[str, Any]] | None, bool, KeyPath, str]
 CLASS_RULE_CASES: list[RuleCase] = [
     ("role-and-profile", [], [{"name": "c", "role": "R", "instanceProfile": "P"}], True,
      CLASS0 + ("instanceProfile",), "exactly one of role and instanceProfile"),
@@ -625,7 +625,7 @@ POOL_RULE_CASES: list[RuleCase] = [
 ]
 
 
-def _assert_rule(pools: list[dict[str, Any]], classes: list[dict[str, Any]] | None, interruption: bool, path: Path,
+def _assert_rule(pools: list[dict[str, Any]], classes: list[dict[str, Any]] | None, interruption: bool, path: KeyPath,
                  fragment: str) -> None:
     found = rules(pools, classes, interruption=interruption)
     matching = [i for i in found if i.path == path]
@@ -636,14 +636,14 @@ def _assert_rule(pools: list[dict[str, Any]], classes: list[dict[str, Any]] | No
 @pytest.mark.parametrize(("case", "pools", "classes", "interruption", "path", "fragment"), CLASS_RULE_CASES,
                          ids=[c[0] for c in CLASS_RULE_CASES])
 def test_class_rules(case: str, pools: list[dict[str, Any]], classes: list[dict[str, Any]] | None,
-                     interruption: bool, path: Path, fragment: str) -> None:
+                     interruption: bool, path: KeyPath, fragment: str) -> None:
     _assert_rule(pools, classes, interruption, path, fragment)
 
 
 @pytest.mark.parametrize(("case", "pools", "classes", "interruption", "path", "fragment"), POOL_RULE_CASES,
                          ids=[c[0] for c in POOL_RULE_CASES])
 def test_pool_rules(case: str, pools: list[dict[str, Any]], classes: list[dict[str, Any]] | None,
-                    interruption: bool, path: Path, fragment: str) -> None:
+                    interruption: bool, path: KeyPath, fragment: str) -> None:
     _assert_rule(pools, classes, interruption, path, fragment)
 
 
@@ -955,7 +955,7 @@ def test_valid_node_pools_render_to_objects_the_crd_accepts(item: dict[str, Any]
                              "budget-no-schedule"}],
                          ids=lambda c: c if isinstance(c, str) else "")
 def test_rules_refusals_are_crd_refusals(case: str, pools: list[dict[str, Any]],
-                                         classes: list[dict[str, Any]] | None, interruption: bool, path: Path,
+                                         classes: list[dict[str, Any]] | None, interruption: bool, path: KeyPath,
                                          fragment: str) -> None:
     """What these rules refuse, the apiserver would refuse too: render the refused config and check the CRD."""
     from tests.support.crd_validator import validate_object

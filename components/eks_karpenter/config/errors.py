@@ -11,16 +11,16 @@ from typing import Any
 import pulumi
 from pydantic import ValidationError
 
-Path = tuple[str | int, ...]
-
-"""A key path relative to a stack file's `config:` block."""
+KeyPath = tuple[str | int, ...]
+"""A path of keys and list indexes into a document: a stack file's `config:` block (relative to it), a resource's
+inputs in a plan, a legacy manifest."""
 
 
 @dataclass(frozen=True)
 class Issue:
     """One problem in the config, at a key path relative to the stack file's `config:` block."""
 
-    path: Path
+    path: KeyPath
     message: str
     value: Any = None
     has_value: bool = True
@@ -34,7 +34,7 @@ class Issue:
         return f"{where}:{key} {self.message}{got}"
 
 
-def line_of(lines: Mapping[Path, int], path: Path) -> int | None:
+def line_of(lines: Mapping[KeyPath, int], path: KeyPath) -> int | None:
     """The line of `path`, or of its longest prefix that was written in the file."""
     for end in range(len(path), -1, -1):
         line = lines.get(path[:end])
@@ -74,7 +74,7 @@ class ConfigError(pulumi.RunError):
     gets the line of its longest written prefix (a missing key: the line of the object that lacks it).
     """
 
-    def __init__(self, source: str, issues: Iterable[Issue], lines: Mapping[Path, int] | None = None) -> None:
+    def __init__(self, source: str, issues: Iterable[Issue], lines: Mapping[KeyPath, int] | None = None) -> None:
         self.source = source
         self.lines = dict(lines or {})
 
@@ -88,11 +88,11 @@ class ConfigError(pulumi.RunError):
         super().__init__(f"invalid stack config, {len(rendered)} {noun}:\n" + "\n".join(rendered))
 
 
-def issues_from_validation_error(err: ValidationError, prefix: Path = ()) -> list[Issue]:
+def issues_from_validation_error(err: ValidationError, prefix: KeyPath = ()) -> list[Issue]:
     """Pydantic's errors as `Issue`s; locations already use the YAML (alias) spelling."""
     issues = []
     for e in err.errors():
-        loc: Path = tuple(p for p in e["loc"] if not _is_union_tag(p))
+        loc: KeyPath = tuple(p for p in e["loc"] if not _is_union_tag(p))
         missing = e["type"] == "missing"
         message = e["msg"].removeprefix("Value error, ")
         value = e.get("input")

@@ -29,13 +29,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path as FsPath
+from pathlib import Path
 from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from eks_karpenter.config.errors import ConfigError, Issue, Path
+from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
 
 SECRET = "[secret]"
 """What a `{secure: ...}` value reads as offline: its plaintext needs the stack's secrets provider."""
@@ -141,15 +141,15 @@ class _Reader:
     def __init__(self, project: str | None = None) -> None:
         self.project = project
         self.issues: list[Issue] = []
-        self.lines: dict[Path, int] = {}
+        self.lines: dict[KeyPath, int] = {}
         self.config_key_lines: dict[str, int] = {}
         self.nodes = 0
         self.active: set[int] = set()
 
-    def issue(self, path: Path, line: int, message: str, value: Any = None, has_value: bool = True) -> None:
+    def issue(self, path: KeyPath, line: int, message: str, value: Any = None, has_value: bool = True) -> None:
         self.issues.append(Issue(path, message, value, has_value, line))
 
-    def scalar(self, node: ScalarNode, path: Path) -> Any:
+    def scalar(self, node: ScalarNode, path: KeyPath) -> Any:
         tag, text = node.tag, node.value
         if tag == _PLAIN:
             return resolve_plain(text)
@@ -168,7 +168,7 @@ class _Reader:
                    "a string)", text)
         return None
 
-    def value(self, node: Node, path: Path) -> Any:
+    def value(self, node: Node, path: KeyPath) -> Any:
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise _TooLarge
@@ -201,7 +201,7 @@ class _Reader:
         finally:
             self.active.discard(ident)
 
-    def key(self, node: Node, path: Path) -> str | None:
+    def key(self, node: Node, path: KeyPath) -> str | None:
         if isinstance(node, ScalarNode):
             key = self.scalar(node, path)
             if isinstance(key, str):
@@ -212,7 +212,7 @@ class _Reader:
             self.issue(path, node.start_mark.line + 1, "keys must be strings, not lists or mappings", None, False)
         return None
 
-    def _child(self, path: Path, key: str, line: int) -> Path | None:
+    def _child(self, path: KeyPath, key: str, line: int) -> KeyPath | None:
         if path != ("config",) or self.project is None:
             return path + (key,)
         full = config_key(key, self.project)
@@ -229,7 +229,7 @@ class _Reader:
         self.config_key_lines[key] = self.config_key_lines[full] = line
         return (full,)
 
-    def mapping(self, node: MappingNode, path: Path) -> Any:
+    def mapping(self, node: MappingNode, path: KeyPath) -> Any:
         out: dict[str, Any] = {}
         seen: dict[str, int] = {}
         merged: dict[str, Any] = {}
@@ -265,7 +265,7 @@ class _Reader:
         # yaml.v3: keys written in the mapping win over merged ones.
         return {**{k: v for k, v in merged.items() if k not in out}, **out} if merged else out
 
-    def merge(self, node: Node, path: Path) -> dict[str, Any]:
+    def merge(self, node: Node, path: KeyPath) -> dict[str, Any]:
         sources = node.value if isinstance(node, SequenceNode) else [node]
         out: dict[str, Any] = {}
         for source in sources:
@@ -309,7 +309,7 @@ class StackFile:
     """The file as named in messages (relative to the project, e.g. `stacks/Pulumi.prod.yaml`)."""
     config: dict[str, Any] = field(default_factory=dict)
     """`config:` with namespaced keys (`eks-karpenter:nodePools`), secure values as `[secret]`."""
-    lines: dict[Path, int] = field(default_factory=dict)
+    lines: dict[KeyPath, int] = field(default_factory=dict)
     """Line (1-based) where each key path was written, keys namespaced as in `config`."""
     issues: tuple[Issue, ...] = ()
     """Problems the Pulumi CLI itself refuses (syntax, duplicate keys, bad key names): fatal."""
@@ -322,7 +322,7 @@ class StackFile:
         return ConfigError(self.source, [*self.issues, *extra], self.lines)
 
 
-def parse_yaml(text: str, project: str | None = None) -> tuple[Any, dict[Path, int], list[Issue]]:
+def parse_yaml(text: str, project: str | None = None) -> tuple[Any, dict[KeyPath, int], list[Issue]]:
     """One YAML document as yaml.v3 reads it: (value, line of each key path, problems). Never raises.
 
     With `project`, it is read as a stack file: `config:` keys namespaced (see `_Reader`)."""
@@ -385,7 +385,7 @@ def parse_stack_text(text: str, source: str, project: str) -> StackFile:
 _CACHE: dict[tuple[str, str, bytes], StackFile] = {}
 
 
-def read_stack_file(path: FsPath, source: str, project: str) -> StackFile:
+def read_stack_file(path: Path, source: str, project: str) -> StackFile:
     """Read and parse one stack file. Unreadable, binary or oversized files give a `StackFile` with one issue.
 
     Parsed once per content: the offline plan and the program it runs both read the same file, and the second

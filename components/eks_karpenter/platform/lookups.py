@@ -24,7 +24,7 @@ import pulumi
 import pulumi_aws as aws
 
 from eks_karpenter import versions
-from eks_karpenter.config.errors import ConfigError, Issue, Path
+from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
 from eks_karpenter.platform.nodepool.config import NodeClassConfig, NodePoolConfig
 
 ADDON_TOKEN = "aws:eks/getAddonVersion:getAddonVersion"
@@ -131,7 +131,7 @@ def _addon_version(name: str, minor: str, most_recent: bool) -> str:
                              "identity running the preview needs eks:DescribeAddonVersions") from err
 
 
-def addon_issues(minor: str, pinned: dict[str, str], at: Path) -> tuple[list[Issue], list[str]]:
+def addon_issues(minor: str, pinned: dict[str, str], at: KeyPath) -> tuple[list[Issue], list[str]]:
     """(issues, warnings) for the add-on pins of `minor`, from EKS's default and newest version of each."""
     issues: list[Issue] = []
     warnings: list[str] = []
@@ -150,7 +150,7 @@ def addon_issues(minor: str, pinned: dict[str, str], at: Path) -> tuple[list[Iss
 
 
 def alias_issues(minor: str, classes: Sequence[NodeClassConfig], pools: Sequence[NodePoolConfig],
-                 at: Path) -> list[Issue]:
+                 at: KeyPath) -> list[Issue]:
     """An EC2NodeClass alias that does not resolve for an architecture its pools admit."""
     issues: list[Issue] = []
     for i, node_class in enumerate(classes):

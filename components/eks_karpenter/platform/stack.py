@@ -22,7 +22,7 @@ from pulumi.runtime import config as _runtime_config
 from pydantic import Field, TypeAdapter, ValidationError
 
 from eks_karpenter.arns import allowed_accounts, region_issues
-from eks_karpenter.config.errors import ConfigError, Issue, Path, issues_from_validation_error
+from eks_karpenter.config.errors import ConfigError, Issue, KeyPath, issues_from_validation_error
 from eks_karpenter.config.model import Model, aliases, build_validators, empty_dict
 from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.config.stackfile import provider_config_keys, read_stack_file, suggest
@@ -228,7 +228,7 @@ def raw_sections(config: Mapping[str, str], project: str = PROJECT) -> tuple[dic
 
 
 def load_stack_config(config: Mapping[str, str], source: str, project: str = PROJECT,
-                      lines: Mapping[Path, int] | None = None, today: date | None = None) -> StackConfig:
+                      lines: Mapping[KeyPath, int] | None = None, today: date | None = None) -> StackConfig:
     """Validate a stack's config. Raises one `ConfigError` listing every problem, naming `source` (and, with
     `lines` from the stack file, the line of each problem).
 
@@ -379,7 +379,7 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
     (`region` in `failed`: `aws:region` is missing or malformed). `accounts` are `aws:allowedAccountIds`: ARNs
     must point into them when given.
     """
-    def at(section: str) -> Path:
+    def at(section: str) -> KeyPath:
         return (_key(section, project),)
 
     def ok(*sections: str) -> bool:

@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from datetime import date
 
 from eks_karpenter import versions
-from eks_karpenter.config.errors import ConfigError, Issue, Path
+from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
 from eks_karpenter.platform.cluster.rules import al2_unavailable
 from eks_karpenter.platform.nodepool.config import NodeClassConfig
 
 _DATED_RELEASE = re.compile(r"^v([0-9]{4})([0-9]{2})([0-9]{2})$")
 
 
-def validate_node_class_amis(version: str, node_classes: Sequence[NodeClassConfig], at: Path) -> list[Issue]:
+def validate_node_class_amis(version: str, node_classes: Sequence[NodeClassConfig], at: KeyPath) -> list[Issue]:
     """AMI aliases and families that have no AMI for Kubernetes `version`: an AL2 alias or `amiFamily: AL2`
     from 1.33 on, and an Amazon Linux release (`al2023@vYYYYMMDD`) dated before EKS offered `version`."""
     issues: list[Issue] = []
@@ -67,14 +67,14 @@ def kubernetes_outside_karpenter(kubernetes: str, karpenter: str) -> str | None:
     return f"Karpenter {karpenter} supports Kubernetes {low} to {high}, not {kubernetes}{hint}"
 
 
-def validate_kubernetes_for_karpenter(kubernetes: str, karpenter: str, at_cluster: Path) -> list[Issue]:
+def validate_kubernetes_for_karpenter(kubernetes: str, karpenter: str, at_cluster: KeyPath) -> list[Issue]:
     """The cluster's Kubernetes minor within the Karpenter release's compatibility matrix."""
     reason = kubernetes_outside_karpenter(kubernetes, karpenter)
     return [Issue(at_cluster + ("version",), reason, kubernetes)] if reason else []
 
 
 def check_adopted_version(version: str, karpenter: str, node_classes: Sequence[NodeClassConfig], source: str,
-                          at_cluster: Path, at_classes: Path) -> None:
+                          at_cluster: KeyPath, at_classes: KeyPath) -> None:
     """An adopted cluster's Kubernetes minor (from its `eks:getCluster` look-up), checked as a created cluster's
     is from the stack file: within the Karpenter release's range, and with an AMI for every EC2NodeClass alias.
     Raises `ConfigError` naming the stack file; call it before registering anything."""

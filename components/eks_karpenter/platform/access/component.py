@@ -9,7 +9,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from eks_karpenter.arns import partition_of
-from eks_karpenter.config.errors import Path
+from eks_karpenter.config.errors import KeyPath
 from eks_karpenter.platform.access.config import AccessConfig
 from eks_karpenter.platform.access.guardrails import policy_name
 from eks_karpenter.platform.access.plan import (
@@ -30,7 +30,7 @@ class AccessArgs(TypedDict):
     """AWS region (for the partition of the access-policy ARNs)."""
     config: AccessConfig
     """Validated access config."""
-    configPath: Path
+    configPath: KeyPath
     """Key path of the access config in the stack file, for errors found only at plan time."""
     source: str
     """The stack file, for errors found only at plan time."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eks_karpenter import tags
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.platform.access.config import Team
 from eks_karpenter.platform.access.plan import team_group
 
@@ -51,7 +51,7 @@ VAP_MINOR = (1, 30)
 """ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1), which the guardrails are, is GA from 1.30."""
 
 
-def pool_rights_issues(teams: Sequence[Team], version: str, at: Path, cluster: str = "the cluster") -> list[Issue]:
+def pool_rights_issues(teams: Sequence[Team], version: str, at: KeyPath, cluster: str = "the cluster") -> list[Issue]:
     """Pool rights on a cluster too old for the admission policy that confines a team to its own pools: one issue
     per team that has them, at `<at>.teams[i].nodePools`. `version` is the created cluster's (its config) or an
     adopted one's (its look-up), which `cluster` names."""

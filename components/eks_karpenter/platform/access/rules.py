@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from eks_karpenter.arns import partition_of
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.platform.access.config import AccessConfig, ProviderCredentials
 from eks_karpenter.platform.access.plan import SSO_PATH, AwsIdentity, parse_principal, same_principal
 from eks_karpenter.platform.namespaces.plan import BUILTIN_NAMESPACES
@@ -16,7 +16,7 @@ _PATH_PART = re.compile(r"^[\x21-\x7e]+$")
 _SSO_NAME = re.compile(r"^AWSReservedSSO_[A-Za-z0-9_+=,.@-]+_[0-9a-f]{16}$")
 
 
-def check_principal(arn: str, at: Path, region: str, kinds: tuple[str, ...] = ("role", "user")) -> list[Issue]:
+def check_principal(arn: str, at: KeyPath, region: str, kinds: tuple[str, ...] = ("role", "user")) -> list[Issue]:
     """One principal ARN: IAM, this region's partition, a 12-digit account, a role or user (not a session)."""
     if re.fullmatch(r"arn:[^:]*:sts::[^:]*:assumed-role/.*", arn):
         return [Issue(at, "a session ARN (assumed-role) changes with every login: give the role, "
@@ -47,12 +47,12 @@ def check_principal(arn: str, at: Path, region: str, kinds: tuple[str, ...] = ("
     return issues
 
 
-def validate_access(cfg: AccessConfig, at: Path, region: str) -> list[Issue]:
+def validate_access(cfg: AccessConfig, at: KeyPath, region: str) -> list[Issue]:
     """Every rule on the access config, with the key path to fix."""
     issues: list[Issue] = []
-    seen: dict[str, Path] = {}
+    seen: dict[str, KeyPath] = {}
 
-    def principal(arn: str, where: Path) -> None:
+    def principal(arn: str, where: KeyPath) -> None:
         issues.extend(check_principal(arn, where, region))
         if arn in seen:
             issues.append(Issue(where, "EKS allows one access entry per principal, and this one is already at "
@@ -89,7 +89,7 @@ def validate_access(cfg: AccessConfig, at: Path, region: str) -> list[Issue]:
     return issues
 
 
-def provider_identity_issues(cfg: AccessConfig, aws: AwsIdentity, at: Path, cluster_created: bool) -> list[Issue]:
+def provider_identity_issues(cfg: AccessConfig, aws: AwsIdentity, at: KeyPath, cluster_created: bool) -> list[Issue]:
     """The Kubernetes provider's token must come from the identity the AWS provider acts as, and, for a cluster
     this stack creates, that identity (when the stack file names it) must be a declared deployer: otherwise the
     cluster is built by one identity and its Helm releases are applied by another, which has no access entry."""

@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags as T
 from eks_karpenter.arns import partition_of
-from eks_karpenter.config.errors import ConfigError, Issue, Path
+from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
 from eks_karpenter.platform.access.config import Deployer, ProviderCredentials
 from eks_karpenter.platform.access.plan import admin_entry_key, deployer_entries, policy_arn
 from eks_karpenter.platform.adopted import ACCESS_ENTRY_MODES
@@ -51,7 +51,7 @@ class ClusterArgs(TypedDict):
     """For an existing cluster: its `lookup_existing_cluster` result, when the caller looked it up first."""
     source: NotRequired[str]
     """The stack file, for errors only the look-up of an existing cluster finds."""
-    configPath: NotRequired[Path]
+    configPath: NotRequired[KeyPath]
     """Key path of the cluster config in the stack file (`eks-karpenter:cluster`)."""
     providerCredentials: NotRequired[ProviderCredentials]
     """How this program's Kubernetes provider gets its token (role to assume, AWS CLI profile); default: the
@@ -374,7 +374,7 @@ ACCESS_TYPE = "eks-karpenter:index:Access"
 ENTRY_TYPE = "aws:eks/accessEntry:AccessEntry"
 ASSOCIATION_TYPE = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 
-def lookup_existing_cluster(cluster_name: str, source: str, at: Path,
+def lookup_existing_cluster(cluster_name: str, source: str, at: KeyPath,
                             parent: pulumi.Resource | None = None) -> aws.eks.GetClusterResult:
     """Look an existing cluster up (a blocking invoke) and refuse one whose nodes could never join.
 

@@ -7,7 +7,7 @@ from datetime import date
 from eks_karpenter import versions
 from eks_karpenter.arns import arn_issues
 from eks_karpenter.catalogue.names import NameProblem, type_problem
-from eks_karpenter.config.errors import Issue, Path, render_path
+from eks_karpenter.config.errors import Issue, KeyPath, render_path
 from eks_karpenter.config.model import aliases
 from eks_karpenter.platform.cluster import plan as P
 from eks_karpenter.platform.cluster.config import ClusterConfig
@@ -18,7 +18,7 @@ _CREATE_ONLY = ("version", "upgrade_policy", "authentication_mode", "endpoint_pr
                 "secrets_encryption", "kms_key_arn", "system_node_group", "spot_node_groups", "addon_versions")
 
 
-def validate_cluster(cfg: ClusterConfig, at: Path, protected: bool) -> list[Issue]:
+def validate_cluster(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[Issue]:
     issues: list[Issue] = []
     alias = aliases(ClusterConfig)
     if cfg.existing:
@@ -107,7 +107,7 @@ def _minor(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split(".")[:2])
 
 
-def validate_kubernetes_version(cfg: ClusterConfig, at: Path, today: date) -> list[Issue]:
+def validate_kubernetes_version(cfg: ClusterConfig, at: KeyPath, today: date) -> list[Issue]:
     """The created cluster's version against EKS's support calendar (as of `today`) and the pins that depend on
     the version: add-on versions and managed node group AMI types. Nothing for an existing cluster, whose
     version this stack neither sets nor knows offline."""
@@ -190,7 +190,7 @@ def _ami_type_arch(ami_type: str) -> str:
     return "arm64" if "ARM_64" in ami_type else "amd64"
 
 
-def _arch_issues(types: list[str], at: Path, ami_type: str) -> list[Issue]:
+def _arch_issues(types: list[str], at: KeyPath, ami_type: str) -> list[Issue]:
     """Instance types of one managed node group: all of its amiType's architecture (EKS also refuses a mix)."""
     want = _ami_type_arch(ami_type)
     arches = {t: family_arch(t.partition(".")[0]) for t in types}
@@ -201,7 +201,7 @@ def _arch_issues(types: list[str], at: Path, ami_type: str) -> list[Issue]:
 
 
 def validate_cluster_environment(cfg: ClusterConfig, region: str | None, accounts: tuple[str, ...],
-                                 at: Path) -> list[Issue]:
+                                 at: KeyPath) -> list[Issue]:
     """Rules that relate the cluster to the account and region it is deployed to, and to instance facts."""
     issues: list[Issue] = []
     if cfg.existing:
@@ -218,12 +218,12 @@ def validate_cluster_environment(cfg: ClusterConfig, region: str | None, account
     return issues
 
 
-def _catalogue_names(cfg: ClusterConfig) -> list[tuple[Path, str, NameProblem]]:
+def _catalogue_names(cfg: ClusterConfig) -> list[tuple[KeyPath, str, NameProblem]]:
     """Node group instance types the catalogue does not have (typos, or types newer than it)."""
     system = cfg.system_node_group
-    groups: list[tuple[Path, list[str]]] = [(("systemNodeGroup", "instanceTypes"), system.instance_types)]
+    groups: list[tuple[KeyPath, list[str]]] = [(("systemNodeGroup", "instanceTypes"), system.instance_types)]
     groups += [(("spotNodeGroups", i, "instanceTypes"), g.instance_types) for i, g in enumerate(cfg.spot_node_groups)]
-    found: list[tuple[Path, str, NameProblem]] = []
+    found: list[tuple[KeyPath, str, NameProblem]] = []
     for path, types in groups:
         for k, itype in enumerate(types):
             problem = type_problem(itype)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from eks_karpenter import versions
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.platform.karpenter.config import KarpenterConfig
 
 REFRESH_SETTINGS = ("amiRefreshInterval", "subnetRefreshInterval")
@@ -31,7 +31,7 @@ def release_of(version: str) -> versions.KarpenterRelease:
                          f"{', '.join(versions.KARPENTER_VERSIONS)}") from None
 
 
-def release_issues(cfg: KarpenterConfig, release: versions.KarpenterRelease, at: Path) -> list[Issue]:
+def release_issues(cfg: KarpenterConfig, release: versions.KarpenterRelease, at: KeyPath) -> list[Issue]:
     """Config that `release` cannot honour: a setting or gate its chart does not have, zonal shift without the
     IAM permission its template grants."""
     issues: list[Issue] = []

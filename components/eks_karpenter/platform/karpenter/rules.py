@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from eks_karpenter import versions
 from eks_karpenter.arns import arn_issues
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.platform.karpenter.config import KarpenterConfig, duration_seconds
 from eks_karpenter.platform.karpenter.releases import release_issues
 from eks_karpenter.quantities import bytes_issue, quantity_value, unitless_bytes
@@ -30,7 +30,7 @@ _MIN_DELETE_TIMEOUT = Decimal(60)
 _MAX_DELETE_TIMEOUT = Decimal(24 * 3600)
 
 
-def validate_karpenter(cfg: KarpenterConfig, at: Path) -> list[Issue]:
+def validate_karpenter(cfg: KarpenterConfig, at: KeyPath) -> list[Issue]:
     """Every rule on `eks-karpenter:karpenter` that needs more than one field, or a parsed value."""
     issues: list[Issue] = []
 
@@ -70,7 +70,7 @@ def validate_karpenter(cfg: KarpenterConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def validate_karpenter_placement(cfg: KarpenterConfig, *, system_node_min_size: int, at: Path) -> list[Issue]:
+def validate_karpenter_placement(cfg: KarpenterConfig, *, system_node_min_size: int, at: KeyPath) -> list[Issue]:
     """Cross-section rule: on the system node group, each replica needs its own node.
 
     The controller's pod anti-affinity on `kubernetes.io/hostname` is required (one replica per node), so with
@@ -84,7 +84,7 @@ def validate_karpenter_placement(cfg: KarpenterConfig, *, system_node_min_size: 
                   cfg.replicas)]
 
 
-def _resources(cfg: KarpenterConfig, at: Path) -> list[Issue]:
+def _resources(cfg: KarpenterConfig, at: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
     requests, limits = cfg.resources.requests, cfg.resources.limits
     if limits.memory is None:
@@ -102,7 +102,7 @@ def _resources(cfg: KarpenterConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def _settings(cfg: KarpenterConfig, at: Path) -> list[Issue]:
+def _settings(cfg: KarpenterConfig, at: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
     s = cfg.settings
     if s.vm_memory_overhead_percent == 0:
@@ -125,7 +125,7 @@ def _settings(cfg: KarpenterConfig, at: Path) -> list[Issue]:
 
 
 def validate_karpenter_environment(cfg: KarpenterConfig, region: str | None, accounts: tuple[str, ...],
-                                   at: Path) -> list[Issue]:
+                                   at: KeyPath) -> list[Issue]:
     """Rules relating the install to the stack's region and accounts, and units of the controller's memory."""
     issues: list[Issue] = []
     if region:

@@ -3,7 +3,7 @@ section against the rest of the stack."""
 
 from __future__ import annotations
 
-from eks_karpenter.config.errors import Issue, Path, render_path
+from eks_karpenter.config.errors import Issue, KeyPath, render_path
 from eks_karpenter.platform.karpenter.config import KarpenterConfig
 from eks_karpenter.platform.migration.config import MigrationConfig
 
@@ -25,7 +25,7 @@ def controller_node_group(cfg: KarpenterConfig) -> str | None:
     return cfg.node_selector.get(NODEGROUP_LABEL)
 
 
-def validate_adopted_placement(cfg: KarpenterConfig, at: Path) -> list[Issue]:
+def validate_adopted_placement(cfg: KarpenterConfig, at: KeyPath) -> list[Issue]:
     """On an adopted cluster the controller must run on capacity neither autoscaler removes: a stable on-demand
     managed node group named in `nodeSelector`, or Fargate. Without one it can land on the spot nodes Cluster
     Autoscaler scales away (or on nodes of the old groups being drained), and nothing then launches capacity."""
@@ -49,7 +49,7 @@ def validate_adopted_placement(cfg: KarpenterConfig, at: Path) -> list[Issue]:
 
 
 def validate_migration(cfg: MigrationConfig, *, existing_cluster: bool, karpenter: KarpenterConfig,
-                       at: Path, at_karpenter: Path) -> list[Issue]:
+                       at: KeyPath, at_karpenter: KeyPath) -> list[Issue]:
     """Rules on `eks-karpenter:migration` against the cluster and the controller's placement."""
     if not existing_cluster:
         return [Issue(at, "only applies to an existing cluster (eks-karpenter:cluster.existing: true): a cluster "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eks_karpenter.arns import zone_issue
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.config.model import aliases
 from eks_karpenter.platform.network.config import NetworkConfig, default_availability_zones
 from eks_karpenter.tags import reserved_tag_key
@@ -12,7 +12,7 @@ _CREATE_ONLY = ("availability_zones", "vpc_cidr", "nat_gateways", "flow_logs")
 _ADOPT_ONLY = ("private_subnet_ids", "public_subnet_ids", "write_discovery_tags", "write_load_balancer_tags")
 
 
-def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[Issue]:
+def validate_network(cfg: NetworkConfig, region: str | None, at: KeyPath) -> list[Issue]:
     """Rules on `eks-karpenter:network`; zone-vs-region rules only with a valid `region`."""
     issues: list[Issue] = []
     alias = aliases(NetworkConfig)
@@ -55,7 +55,7 @@ def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[I
         elif len(set(cfg.availability_zones)) != len(cfg.availability_zones):
             issues.append(Issue(at + ("availabilityZones",), "zones must be unique", cfg.availability_zones))
 
-    zone_fields: list[tuple[Path, list[str]]] = [
+    zone_fields: list[tuple[KeyPath, list[str]]] = [
         (at + ("availabilityZones",), list(cfg.availability_zones or [])),
         (at + ("privateSubnetIds",), list(cfg.private_subnet_ids or {})),
         (at + ("publicSubnetIds",), list(cfg.public_subnet_ids or {})),
@@ -74,7 +74,7 @@ def validate_network(cfg: NetworkConfig, region: str | None, at: Path) -> list[I
     return issues
 
 
-def validate_network_for_cluster(cfg: NetworkConfig, existing_cluster: bool, at: Path) -> list[Issue]:
+def validate_network_for_cluster(cfg: NetworkConfig, existing_cluster: bool, at: KeyPath) -> list[Issue]:
     """An adopted cluster already runs in its own VPC: Karpenter's nodes must join that VPC, not a new one."""
     if existing_cluster and not cfg.adopting:
         return [Issue(at + ("vpcId",), "the cluster is adopted (eks-karpenter:cluster.existing), so it already runs "

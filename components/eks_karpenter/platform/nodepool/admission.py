@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from eks_karpenter.catalogue import Admission, Requirement, admitted
 from eks_karpenter.catalogue.match import allowed_values
 from eks_karpenter.catalogue.model import MEMORY
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.config.model import aliases
 from eks_karpenter.platform.nodepool.config import CAPACITY_TYPE, NodeClassConfig, NodePoolConfig
 from eks_karpenter.platform.nodepool.manifests import pool_requirements
@@ -43,7 +43,7 @@ def pool_admission(pool: NodePoolConfig, cls: NodeClassConfig | None,
     return _admitted(tuple(reqs), _family(cls))
 
 
-def _where(at: Path, req: Requirement) -> Path:
+def _where(at: KeyPath, req: Requirement) -> KeyPath:
     return at + (req.source,) if isinstance(req.source, str) else at + ("requirements", req.source)
 
 
@@ -72,7 +72,7 @@ def _emptying(reqs: list[Requirement], family: str | None) -> Requirement | None
     return None
 
 
-def admission_issues(pool: NodePoolConfig, cls: NodeClassConfig | None, at: Path) -> list[Issue]:
+def admission_issues(pool: NodePoolConfig, cls: NodeClassConfig | None, at: KeyPath) -> list[Issue]:
     """Errors for a pool that can launch nothing: no admitted type, or an unmet `minValues`."""
     reqs = pool_requirements(pool)
     adm = pool_admission(pool, cls, reqs)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import yaml
 
 from eks_karpenter.arns import arn_issues
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.platform.nodepool.config import (
     ALIAS_FAMILIES,
     AmiSelectorTerm,
@@ -22,7 +22,7 @@ from eks_karpenter.platform.nodepool.config import (
 from eks_karpenter.quantities import bytes_issue, unitless_bytes
 
 
-def class_issues(cls: NodeClassConfig, at: Path) -> list[Issue]:
+def class_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
     """Every rule on one node class, at its key path `at`."""
     issues: list[Issue] = []
     if cls.role and cls.instance_profile:
@@ -40,7 +40,7 @@ def class_issues(cls: NodeClassConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def _ami_issues(cls: NodeClassConfig, at: Path) -> list[Issue]:
+def _ami_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
     terms = cls.ami_selector_terms
     for j, t in enumerate(terms):
@@ -69,7 +69,7 @@ def _ami_issues(cls: NodeClassConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def _selector_issues(cls: NodeClassConfig, at: Path) -> list[Issue]:
+def _selector_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
     # Upstream's CEL rejects a combined id only when every term combines it (mixed lists stay valid: the fields of
     # a term are ANDed). Mirror that exactly.
@@ -107,7 +107,7 @@ def _selector_issues(cls: NodeClassConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def _block_device_issues(cls: NodeClassConfig, at: Path) -> list[Issue]:
+def _block_device_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
     roots = 0
     for j, m in enumerate(cls.block_device_mappings or []):
@@ -135,7 +135,7 @@ def _block_device_issues(cls: NodeClassConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def _kubelet_issues(cls: NodeClassConfig, at: Path) -> list[Issue]:
+def _kubelet_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
     k = cls.kubelet
     if k is None:
         return []
@@ -164,7 +164,7 @@ def _kubelet_issues(cls: NodeClassConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def _network_issues(cls: NodeClassConfig, at: Path) -> list[Issue]:
+def _network_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
     nics = cls.network_interfaces or []
     np = at + ("networkInterfaces",)
@@ -264,7 +264,7 @@ def class_architectures(cls: NodeClassConfig) -> set[str] | None:
 
 
 def validate_node_class_environment(classes: Sequence[NodeClassConfig], region: str | None,
-                                    accounts: tuple[str, ...], at_classes: Path) -> list[Issue]:
+                                    accounts: tuple[str, ...], at_classes: KeyPath) -> list[Issue]:
     """Rules relating node classes to the stack's region and accounts: KMS keys of their volumes."""
     issues: list[Issue] = []
     for i, cls in enumerate(classes):

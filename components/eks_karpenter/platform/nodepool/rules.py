@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from eks_karpenter.catalogue.match import Requirement, allowed_values
 from eks_karpenter.catalogue.names import NameProblem, family_problem, type_problem
-from eks_karpenter.config.errors import Issue, Path, render_path
+from eks_karpenter.config.errors import Issue, KeyPath, render_path
 from eks_karpenter.config.stackfile import suggest
 from eks_karpenter.platform.nodepool.admission import FIELD_BY_ALIAS, admission_issues, admission_warnings
 from eks_karpenter.platform.nodepool.class_rules import class_architectures, class_issues
@@ -42,7 +42,7 @@ MAX_BUDGETS = 50
 
 
 def validate_node_config(pools: Sequence[NodePoolConfig], classes: Sequence[NodeClassConfig], zones: list[str],
-                         interruption_handled: bool, at_pools: Path, at_classes: Path) -> list[Issue]:
+                         interruption_handled: bool, at_pools: KeyPath, at_classes: KeyPath) -> list[Issue]:
     """Every rule on `eks-karpenter:nodePools` and `eks-karpenter:nodeClasses`, with the key path to fix.
 
     `zones` are the network's zones; `interruption_handled` says whether Karpenter gets an interruption queue.
@@ -62,13 +62,13 @@ def validate_node_config(pools: Sequence[NodePoolConfig], classes: Sequence[Node
     return issues
 
 
-def _duplicates(names: list[str], at: Path, what: str) -> list[Issue]:
+def _duplicates(names: list[str], at: KeyPath, what: str) -> list[Issue]:
     return [Issue(at + (i, "name"), f"{what} names must be unique", name)
             for i, name in enumerate(names) if name in names[:i]]
 
 # --- NodePool --------------------------------------------------------------------------------------------------
 
-def _req_path(at: Path, req: Requirement, *rest: str | int) -> Path:
+def _req_path(at: KeyPath, req: Requirement, *rest: str | int) -> KeyPath:
     """Where a rendered requirement comes from: its shortcut key, or the raw requirement's field."""
     if isinstance(req.source, int):
         return at + ("requirements", req.source) + rest
@@ -79,7 +79,7 @@ def _non_negative_int(text: str) -> bool:
     return re.fullmatch(r"[0-9]+", text) is not None and int(text) < 2**63
 
 
-def _pool_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
+def _pool_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
     for j, r in enumerate(pool.requirements):
         rp = at + ("requirements", j)
@@ -135,9 +135,9 @@ def _pool_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def _catalogue_names(pool: NodePoolConfig, at: Path) -> list[tuple[Path, str, NameProblem]]:
+def _catalogue_names(pool: NodePoolConfig, at: KeyPath) -> list[tuple[KeyPath, str, NameProblem]]:
     """Instance families and types the pool names that the catalogue does not have (typos, or newer names)."""
-    named: list[tuple[Path, str, bool]] = []  # (path, value, is a family)
+    named: list[tuple[KeyPath, str, bool]] = []  # (path, value, is a family)
     named += [(at + ("instanceFamilies", k), f, True) for k, f in enumerate(pool.instance_families or ())]
     named += [(at + ("instanceTypes", k), t, False) for k, t in enumerate(pool.instance_types or ())]
     for j, r in enumerate(pool.requirements):
@@ -158,7 +158,7 @@ LIMIT_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods", "nodes")
 COMMON_EXTENDED_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore",
                              "aws.amazon.com/neurondevice", "habana.ai/gaudi", "vpc.amazonaws.com/efa",
                              "vpc.amazonaws.com/pod-eni")
-def _limits_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
+def _limits_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
     for name, value in pool.limits.items():
         path = at + ("limits", name)
@@ -172,9 +172,9 @@ def _limits_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def _category_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
+def _category_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
-    found: list[tuple[Path, str]] = []
+    found: list[tuple[KeyPath, str]] = []
     if pool.is_set("instance_categories"):
         found += [(at + ("instanceCategories", k), c) for k, c in enumerate(pool.instance_categories or ())]
     for j, r in enumerate(pool.requirements):
@@ -187,13 +187,13 @@ def _category_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def _arch_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
+def _arch_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
     """Instance families or types of an architecture the pool does not allow can never launch."""
     reqs = pool_requirements(pool)
     arches = allowed_values(reqs, ARCH, _KNOWN_VALUES[ARCH])
     arch_req = _first(reqs, ARCH)
     where = "its requirements" if arch_req is not None and isinstance(arch_req.source, int) else "arch"
-    named: list[tuple[Path, str, str]] = []
+    named: list[tuple[KeyPath, str, str]] = []
     named += [(at + ("instanceFamilies", k), f, f) for k, f in enumerate(pool.instance_families or ())]
     named += [(at + ("instanceTypes", k), t, t.partition(".")[0]) for k, t in enumerate(pool.instance_types or ())]
     for j, r in enumerate(pool.requirements):
@@ -210,7 +210,7 @@ def _arch_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def _taint_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
+def _taint_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
     for field, taints in (("taints", pool.taints), ("startupTaints", pool.startup_taints)):
         seen: set[tuple[str, str]] = set()
@@ -227,7 +227,7 @@ def _family_parts(family: str) -> tuple[str, int] | None:
     return (match.group(1), int(match.group(2))) if match else None
 
 
-def _instance_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
+def _instance_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
     """Shortcuts that contradict each other leave no instance type to launch (pools that never scale up)."""
     issues: list[Issue] = []
     if pool.min_cpu is not None and pool.max_cpu is not None and pool.min_cpu > pool.max_cpu:
@@ -271,7 +271,7 @@ def _instance_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
     return issues
 
 
-def _label_issues(pool: NodePoolConfig, at: Path) -> list[Issue]:
+def _label_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
     reqs = pool_requirements(pool)
     for r in reqs:
@@ -299,7 +299,7 @@ def _first(reqs: list[Requirement], key: str) -> Requirement | None:
 
 
 def _pool_context_issues(pool: NodePoolConfig, classes: dict[str, NodeClassConfig], zones: list[str],
-                         interruption_handled: bool, at: Path) -> list[Issue]:
+                         interruption_handled: bool, at: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
     reqs = pool_requirements(pool)
     cls = classes.get(pool.node_class)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.config.model import aliases
 from eks_karpenter.platform.nth.config import EKS_SPOT_CAPACITY_LABELS, SPOT_GROUP_LABELS, NthConfig
 
@@ -23,8 +23,8 @@ def is_karpenter_label(key: str) -> bool:
 
 
 def validate_nth(
-    cfg: NthConfig, *, spot_node_groups: int, karpenter_interruption_enabled: bool, at: Path,
-    at_cluster_groups: Path,
+    cfg: NthConfig, *, spot_node_groups: int, karpenter_interruption_enabled: bool, at: KeyPath,
+    at_cluster_groups: KeyPath,
 ) -> list[Issue]:
     """Cross-field rules of `eks-karpenter:nodeTerminationHandler` (at `at`), and the spot-groups rule (reported
     at `at_cluster_groups`, the `spotNodeGroups` list, since adding groups is what needs the handler).

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from eks_karpenter.config.errors import Issue, Path
+from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.platform.adopted import ACCESS_ENTRY_MODES, ClusterFacts, Crd, InCluster, NodeGroup
 from eks_karpenter.platform.stack import StackConfig
 
@@ -29,7 +29,7 @@ class OurRelease:
     resource_type: str
     resource_name: str
     parent_urn: str
-    key: Path
+    key: KeyPath
     value: object
     """The value at `key` (the namespace; `enabled: true` for the node termination handler)."""
     alternative: str = ""
@@ -38,7 +38,7 @@ class OurRelease:
 def preflight_issues(cfg: StackConfig, facts: ClusterFacts, *, releases: list[OurRelease], marker: str,
                      project: str) -> list[Issue]:
     """Every problem the facts show, in the order a person would fix them (access first)."""
-    at_cluster: Path = (f"{project}:cluster",)
+    at_cluster: KeyPath = (f"{project}:cluster",)
     issues = _authentication_mode(facts, at_cluster)
     if facts.in_cluster is not None:
         reach = _reach(facts, facts.in_cluster, at_cluster, project)
@@ -51,7 +51,7 @@ def preflight_issues(cfg: StackConfig, facts: ClusterFacts, *, releases: list[Ou
     return issues
 
 
-def _authentication_mode(facts: ClusterFacts, at: Path) -> list[Issue]:
+def _authentication_mode(facts: ClusterFacts, at: KeyPath) -> list[Issue]:
     # Karpenter's nodes join through an EC2_LINUX access entry, which a CONFIG_MAP-only cluster ignores: nodes
     # would launch and never become Ready.
     if facts.authentication_mode in ACCESS_ENTRY_MODES:
@@ -63,7 +63,7 @@ def _authentication_mode(facts: ClusterFacts, at: Path) -> list[Issue]:
                   "then run again", True)]
 
 
-def _reach(facts: ClusterFacts, found: InCluster, at: Path, project: str) -> list[Issue]:
+def _reach(facts: ClusterFacts, found: InCluster, at: KeyPath, project: str) -> list[Issue]:
     if not found.reachable:
         if not facts.endpoint_public_access:
             how = ("its endpoint is private (endpointPublicAccess: false): run from a host inside the cluster's VPC "
@@ -115,7 +115,7 @@ def _releases(found: InCluster, ours: list[OurRelease], marker: str) -> list[Iss
 
 
 def _crds(cfg: StackConfig, found: InCluster, project: str) -> list[Issue]:
-    at: Path = (f"{project}:karpenter",)
+    at: KeyPath = (f"{project}:karpenter",)
     from eks_karpenter.platform.karpenter.component import CRD_RELEASE
 
     namespace = cfg.karpenter.namespace
@@ -148,7 +148,7 @@ def _cluster_autoscaler(cfg: StackConfig, found: InCluster, project: str) -> lis
     if cfg.migration is None:
         return []
     ca = cfg.migration.cluster_autoscaler
-    at: Path = (f"{project}:migration", "clusterAutoscaler")
+    at: KeyPath = (f"{project}:migration", "clusterAutoscaler")
     key = f"{ca.namespace}/{ca.name}"
     if key not in found.deployments:
         return [Issue(at + ("name",), f"no Deployment {key} in the cluster: name Cluster Autoscaler's Deployment "
@@ -166,7 +166,7 @@ def _node_groups(cfg: StackConfig, facts: ClusterFacts, project: str) -> list[Is
     issues: list[Issue] = []
     stable = None if cfg.karpenter.controller_on_fargate else controller_node_group(cfg.karpenter)
     if stable is not None:
-        at: Path = (f"{project}:karpenter", "nodeSelector", NODEGROUP_LABEL)
+        at: KeyPath = (f"{project}:karpenter", "nodeSelector", NODEGROUP_LABEL)
         group = facts.node_groups.get(stable)
         if not isinstance(group, NodeGroup):
             issues.append(Issue(at, f"no managed node group {stable!r} in cluster {facts.name!r} ({group}): name the "
@@ -181,7 +181,7 @@ def _node_groups(cfg: StackConfig, facts: ClusterFacts, project: str) -> list[Is
     migration = cfg.migration
     if migration is None:
         return issues
-    at_groups: Path = (f"{project}:migration", "nodeGroups")
+    at_groups: KeyPath = (f"{project}:migration", "nodeGroups")
     for i, want in enumerate(migration.node_groups):
         if not migration.manages_node_groups and want.after_migration == "handBack":
             continue

@@ -9,14 +9,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from eks_karpenter.config.errors import KeyPath
 from eks_karpenter.tools.engine.document import PlannedResource
 
 Op = Literal["create", "update", "replace", "delete", "forget"]
 OPS: tuple[Op, ...] = ("create", "update", "replace", "delete", "forget")
 SYMBOL: dict[Op, str] = {"create": "+", "update": "~", "replace": "±", "delete": "-", "forget": "○"}
 """`forget`: a resource with `retainOnDelete` leaves the stack's state; Pulumi deletes nothing in the cloud."""
-
-Path = tuple[str | int, ...]
 
 _IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
@@ -35,7 +34,7 @@ MISSING: Any = _Missing()
 class PropertyChange:
     """One changed value: an input property path, or a resource option when `option` is true."""
 
-    path: Path
+    path: KeyPath
     old: Any
     new: Any
     replaces: bool = False
@@ -74,7 +73,7 @@ class ResourceChange:
         return self.protected and self.op in ("replace", "delete", "forget")
 
 
-def parse_path(dotted: str) -> Path:
+def parse_path(dotted: str) -> KeyPath:
     """`spec.requirements[0].values` -> ("spec", "requirements", 0, "values")."""
     parts: list[str | int] = []
     for piece in dotted.split("."):
@@ -85,7 +84,7 @@ def parse_path(dotted: str) -> Path:
     return tuple(parts)
 
 
-def format_path(path: Path) -> str:
+def format_path(path: KeyPath) -> str:
     """The inverse of `parse_path`; keys that are not identifiers are quoted, as Pulumi prints them."""
     text = ""
     for part in path:

@@ -15,16 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from eks_karpenter.tools.engine.changes import (
-    MISSING,
-    OPS,
-    SYMBOL,
-    Op,
-    Path,
-    PropertyChange,
-    ResourceChange,
-    parse_path,
-)
+from eks_karpenter.config.errors import KeyPath
+from eks_karpenter.tools.engine.changes import MISSING, OPS, SYMBOL, Op, PropertyChange, ResourceChange, parse_path
 from eks_karpenter.tools.engine.document import PlanDocument, PlannedResource
 from eks_karpenter.tools.engine.fleets import Fleet, Refusal, fleet_lines, refusals, replaced_fleets
 from eks_karpenter.tools.engine.plan_cost import diff_cost_lines
@@ -188,9 +180,9 @@ def _deletes_first(r: PlannedResource) -> bool:
                for p in replacing_paths(r.type, DELETE_FIRST_WHEN_SET))
 
 
-def _forced_paths(old: PlannedResource, new: PlannedResource) -> list[Path]:
+def _forced_paths(old: PlannedResource, new: PlannedResource) -> list[KeyPath]:
     """Paths whose change replaces the resource: the type's data, and the program's own replaceOnChanges."""
-    forced: list[Path] = []
+    forced: list[KeyPath] = []
     listed = list(replacing_paths(new.type, REPLACE_ON_CHANGE)) + list(new.options.get("replaceOnChanges", []))
     for dotted in listed:
         if dotted == "*":  # replaceOnChanges: ["*"] means any input
@@ -205,7 +197,7 @@ def _forced_paths(old: PlannedResource, new: PlannedResource) -> list[Path]:
     return forced
 
 
-def _walk(old: Any, new: Any, path: Path) -> Iterator[PropertyChange]:
+def _walk(old: Any, new: Any, path: KeyPath) -> Iterator[PropertyChange]:
     """Leaf-level differences; list items are compared by position, extra items reported one by one."""
     if isinstance(old, dict) and isinstance(new, dict) and not _is_secret(old) and not _is_secret(new):
         for key in sorted(old.keys() | new.keys()):
@@ -238,7 +230,7 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-def _get(value: Any, path: Path) -> Any:
+def _get(value: Any, path: KeyPath) -> Any:
     for part in path:
         indexable = isinstance(part, int) and isinstance(value, list) and part < len(value)
         if not (indexable or (isinstance(part, str) and isinstance(value, dict) and part in value)):
@@ -247,7 +239,7 @@ def _get(value: Any, path: Path) -> Any:
     return value
 
 
-def _related(path: Path, forced: Path) -> bool:
+def _related(path: KeyPath, forced: KeyPath) -> bool:
     """True when one path is the other or lies under it (a whole object added covers its fields)."""
     n = min(len(path), len(forced))
     return path[:n] == forced[:n]

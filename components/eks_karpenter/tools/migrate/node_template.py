@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from eks_karpenter import versions
+from eks_karpenter.config.errors import KeyPath
 from eks_karpenter.platform.cluster.rules import al2_unavailable
 from eks_karpenter.tools.migrate.fields import (
     AMI_FAMILIES,
@@ -27,7 +28,7 @@ from eks_karpenter.tools.migrate.fields import (
     VOLUME_TYPES,
 )
 from eks_karpenter.tools.migrate.parse import TemplateDoc
-from eks_karpenter.tools.migrate.reader import Ctx, Path, brief
+from eks_karpenter.tools.migrate.reader import Ctx, brief
 
 
 def _template_hint(key: str) -> str | None:
@@ -116,7 +117,7 @@ def convert_template(tpl: TemplateDoc, kubernetes_version: str = versions.KUBERN
     return out
 
 
-def _ami(ctx: Ctx, sp: Path, spec: Mapping[str, Any],
+def _ami(ctx: Ctx, sp: KeyPath, spec: Mapping[str, Any],
          kubernetes_version: str) -> tuple[str | None, list[dict[str, Any]] | None]:
     """(the AMI family in effect, amiSelectorTerms). Without an amiSelector the family becomes an alias term, one
     that has AMIs for `kubernetes_version`: v1alpha1's implied AL2 becomes AL2023 where AL2 has none."""
@@ -169,7 +170,7 @@ def _ami(ctx: Ctx, sp: Path, spec: Mapping[str, Any],
     return family, [{"alias": alias}]
 
 
-def _ami_terms(ctx: Ctx, path: Path, value: Any) -> list[dict[str, Any]] | None:
+def _ami_terms(ctx: Ctx, path: KeyPath, value: Any) -> list[dict[str, Any]] | None:
     selector = ctx.text_map(path, value)
     if selector is None:
         return None
@@ -223,7 +224,7 @@ def _split(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _selector_terms(ctx: Ctx, path: Path, value: Any, id_prefix: str) -> list[dict[str, Any]] | None:
+def _selector_terms(ctx: Ctx, path: KeyPath, value: Any, id_prefix: str) -> list[dict[str, Any]] | None:
     selector = ctx.text_map(path, value)
     if selector is None:
         return None
@@ -253,7 +254,7 @@ def _selector_terms(ctx: Ctx, path: Path, value: Any, id_prefix: str) -> list[di
     return [{"tags": tags}]
 
 
-def _tags(ctx: Ctx, path: Path, value: Any) -> dict[str, str] | None:
+def _tags(ctx: Ctx, path: KeyPath, value: Any) -> dict[str, str] | None:
     tags = ctx.text_map(path, value)
     if tags is None:
         return None
@@ -274,7 +275,7 @@ def _tags(ctx: Ctx, path: Path, value: Any) -> dict[str, str] | None:
     return tags if ok else None
 
 
-def _metadata_options(ctx: Ctx, sp: Path, spec: Mapping[str, Any], written: list[str]) -> dict[str, Any] | None:
+def _metadata_options(ctx: Ctx, sp: KeyPath, spec: Mapping[str, Any], written: list[str]) -> dict[str, Any] | None:
     path = sp + ("metadataOptions",)
     if "metadataOptions" not in spec:
         written.append("metadataOptions (httpPutResponseHopLimit 2, so pods without hostNetwork can reach IMDS; "
@@ -303,7 +304,7 @@ def _metadata_options(ctx: Ctx, sp: Path, spec: Mapping[str, Any], written: list
     return out
 
 
-def _block_devices(ctx: Ctx, path: Path, value: Any) -> list[dict[str, Any]] | None:
+def _block_devices(ctx: Ctx, path: KeyPath, value: Any) -> list[dict[str, Any]] | None:
     items = ctx.seq(path, value)
     if items is None:
         return None
@@ -331,7 +332,7 @@ def _block_devices(ctx: Ctx, path: Path, value: Any) -> list[dict[str, Any]] | N
     return out
 
 
-def _ebs(ctx: Ctx, path: Path, value: Any) -> dict[str, Any] | None:
+def _ebs(ctx: Ctx, path: KeyPath, value: Any) -> dict[str, Any] | None:
     ebs = ctx.mapping(path, value)
     if ebs is None:
         return None

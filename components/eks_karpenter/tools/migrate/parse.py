@@ -9,9 +9,10 @@ from typing import Any
 
 import yaml
 
+from eks_karpenter.config.errors import KeyPath
 from eks_karpenter.tools.migrate.fields import LAST_APPLIED, PROVISIONER_API, SERVER_METADATA, TEMPLATE_API
 from eks_karpenter.tools.migrate.model import Doc, LegacyImportError
-from eks_karpenter.tools.migrate.reader import Ctx, Path, Report, Where, brief
+from eks_karpenter.tools.migrate.reader import Ctx, Report, Where, brief
 
 
 @dataclass
@@ -30,7 +31,7 @@ class TemplateDoc:
     ctx: Ctx
     name: str
     spec: dict[str, Any]
-    path: Path  # where the provider fields sit: ('spec',) or ('spec', 'provider')
+    path: KeyPath  # where the provider fields sit: ('spec',) or ('spec', 'provider')
     inline: bool = False
 
 
@@ -38,7 +39,7 @@ def split_documents(docs: Iterable[Doc], report: Report) -> tuple[list[Provision
     provisioners: list[ProvisionerDoc] = []
     templates: list[TemplateDoc] = []
 
-    def visit(file: str, index: int, obj: Any, prefix: Path) -> None:
+    def visit(file: str, index: int, obj: Any, prefix: KeyPath) -> None:
         where = Where(file, index, prefix)
         ctx = Ctx(report, where)
         if obj is None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from eks_karpenter.config.errors import KeyPath
 from eks_karpenter.platform.nodepool.config import LabelKey
 from eks_karpenter.tools.migrate.fields import (
     CATEGORY,
@@ -31,7 +32,7 @@ from eks_karpenter.tools.migrate.fields import (
     TEMPLATE_FIELDS,
 )
 from eks_karpenter.tools.migrate.parse import ProvisionerDoc, TemplateDoc
-from eks_karpenter.tools.migrate.reader import Ctx, Path, brief
+from eks_karpenter.tools.migrate.reader import Ctx, brief
 
 _LABEL_KEY: TypeAdapter[str] = TypeAdapter(LabelKey)
 
@@ -78,7 +79,7 @@ def convert_provisioner(prov: ProvisionerDoc, templates: Mapping[str, TemplateDo
 
 def _node_metadata(ctx: Ctx, spec: Mapping[str, Any], body: dict[str, Any]) -> None:
     """Requirements (with v1alpha5's implicit defaults written out), labels, annotations and taints."""
-    sp: Path = ("spec",)
+    sp: KeyPath = ("spec",)
     requirements = _requirements(ctx, spec)
     labels: dict[str, str] = {}
     if "labels" in spec:
@@ -103,7 +104,7 @@ def _node_metadata(ctx: Ctx, spec: Mapping[str, Any], body: dict[str, Any]) -> N
 def _lifetime(ctx: Ctx, spec: Mapping[str, Any], body: dict[str, Any]) -> None:
     """`expireAfter` from ttlSecondsUntilExpired, and the disruption policy from consolidation or
     ttlSecondsAfterEmpty (v1alpha5 refused both)."""
-    sp: Path = ("spec",)
+    sp: KeyPath = ("spec",)
     after_empty = spec.get("ttlSecondsAfterEmpty")
     until_expired = spec.get("ttlSecondsUntilExpired")
     body["expireAfter"] = "Never"
@@ -132,7 +133,7 @@ def _lifetime(ctx: Ctx, spec: Mapping[str, Any], body: dict[str, Any]) -> None:
 
 
 def _limits_and_weight(ctx: Ctx, spec: Mapping[str, Any], body: dict[str, Any]) -> None:
-    sp: Path = ("spec",)
+    sp: KeyPath = ("spec",)
     if "limits" in spec:
         limits = ctx.mapping(sp + ("limits",), spec["limits"])
         if limits is not None:
@@ -150,7 +151,7 @@ def _limits_and_weight(ctx: Ctx, spec: Mapping[str, Any], body: dict[str, Any]) 
 def _node_settings(ctx: Ctx, spec: Mapping[str, Any], templates: Mapping[str, TemplateDoc]) -> tuple[bool, str | None]:
     """Where the pool's node settings are: (found, the referenced AWSNodeTemplate or None for an inline
     `spec.provider`); not found reports why on `ctx`."""
-    sp: Path = ("spec",)
+    sp: KeyPath = ("spec",)
     if "provider" in spec and "providerRef" in spec:
         ctx.problem(sp + ("provider",), "set either spec.provider or spec.providerRef, not both")
         return False, None
@@ -181,7 +182,7 @@ def _disruption(policy: str, after: str) -> dict[str, Any]:
 
 
 def _requirements(ctx: Ctx, spec: Mapping[str, Any]) -> list[dict[str, Any]] | None:
-    path: Path = ("spec", "requirements")
+    path: KeyPath = ("spec", "requirements")
     items = ctx.seq(path, spec["requirements"]) if "requirements" in spec else []
     if items is None:
         return None
@@ -240,7 +241,7 @@ def _legacy_defaults(ctx: Ctx, requirements: list[dict[str, Any]], labels: Mappi
     return added
 
 
-def _check_label_key(ctx: Ctx, path: Path, key: str, what: str) -> bool:
+def _check_label_key(ctx: Ctx, path: KeyPath, key: str, what: str) -> bool:
     """v1's restrictions on requirement keys and node label keys, with the legacy label named."""
     if key == LEGACY_POOL_LABEL:
         ctx.problem(path, f"{LEGACY_POOL_LABEL} became karpenter.sh/nodepool, which v1 restricts (Karpenter sets "
@@ -254,7 +255,7 @@ def _check_label_key(ctx: Ctx, path: Path, key: str, what: str) -> bool:
     return True
 
 
-def _taints(ctx: Ctx, path: Path, value: Any) -> list[dict[str, Any]]:
+def _taints(ctx: Ctx, path: KeyPath, value: Any) -> list[dict[str, Any]]:
     items = ctx.seq(path, value) or []
     out = []
     for i, raw in enumerate(items):
@@ -276,7 +277,7 @@ def _taints(ctx: Ctx, path: Path, value: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _limits(ctx: Ctx, path: Path, value: Any) -> dict[str, Any]:
+def _limits(ctx: Ctx, path: KeyPath, value: Any) -> dict[str, Any]:
     data = ctx.mapping(path, value) or {}
     out: dict[str, Any] = {}
     for key, amount in data.items():
@@ -289,7 +290,7 @@ def _limits(ctx: Ctx, path: Path, value: Any) -> dict[str, Any]:
     return out
 
 
-def _kubelet(ctx: Ctx, path: Path, value: Any) -> dict[str, Any] | None:
+def _kubelet(ctx: Ctx, path: KeyPath, value: Any) -> dict[str, Any] | None:
     data = ctx.mapping(path, value)
     if data is None:
         return None
@@ -351,7 +352,7 @@ def _kubelet(ctx: Ctx, path: Path, value: Any) -> dict[str, Any] | None:
     return {k: out[k] for k in order if k in out} or None
 
 
-def _provider_ref(ctx: Ctx, path: Path, value: Any, templates: Mapping[str, TemplateDoc]) -> str | None:
+def _provider_ref(ctx: Ctx, path: KeyPath, value: Any, templates: Mapping[str, TemplateDoc]) -> str | None:
     ref = ctx.mapping(path, value)
     if ref is None:
         return None

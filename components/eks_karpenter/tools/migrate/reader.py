@@ -9,16 +9,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eks_karpenter.config.errors import show
+from eks_karpenter.config.errors import KeyPath, show
 from eks_karpenter.tools.migrate.fields import NEW_API_FIELDS, PLACEHOLDER, QUANTITY
-
-Path = tuple[str | int, ...]
-
 
 # --- reporting ------------------------------------------------------------------------------------------------
 
 
-def render_path(path: Path) -> str:
+def render_path(path: KeyPath) -> str:
     """`('spec', 'tags', 'kubernetes.io/cluster/x')` -> `spec.tags["kubernetes.io/cluster/x"]`."""
     out = ""
     for part in path:
@@ -37,7 +34,7 @@ class Where:
 
     file: str
     doc: int
-    prefix: Path = ()
+    prefix: KeyPath = ()
     kind: str = ""
     name: str = ""
 
@@ -46,7 +43,7 @@ class Where:
         what = f"{self.kind} {self.name!r}" if self.kind and self.name else self.kind
         return f"{self.file} (document {self.doc})" + (f": {what}" if what else "")
 
-    def at(self, path: Path) -> str:
+    def at(self, path: KeyPath) -> str:
         where = render_path(self.prefix + path)
         return f"{self.label()}: {where}" if where else self.label()
 
@@ -56,10 +53,10 @@ class Report:
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def problem(self, where: Where, path: Path, message: str) -> None:
+    def problem(self, where: Where, path: KeyPath, message: str) -> None:
         self.problems.append(f"{where.at(path)}: {message}")
 
-    def note(self, where: Where, path: Path, message: str) -> None:
+    def note(self, where: Where, path: KeyPath, message: str) -> None:
         self.notes.append(f"{where.at(path)}: {message}")
 
 
@@ -71,25 +68,25 @@ class Ctx:
     report: Report
     where: Where
 
-    def problem(self, path: Path, message: str) -> None:
+    def problem(self, path: KeyPath, message: str) -> None:
         self.report.problem(self.where, path, message)
 
-    def note(self, path: Path, message: str) -> None:
+    def note(self, path: KeyPath, message: str) -> None:
         self.report.note(self.where, path, message)
 
-    def mapping(self, path: Path, value: Any) -> dict[str, Any] | None:
+    def mapping(self, path: KeyPath, value: Any) -> dict[str, Any] | None:
         if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
             self.problem(path, f"must be a mapping with string keys (got {brief(value)})")
             return None
         return value
 
-    def seq(self, path: Path, value: Any) -> list[Any] | None:
+    def seq(self, path: KeyPath, value: Any) -> list[Any] | None:
         if not isinstance(value, list):
             self.problem(path, f"must be a list (got {brief(value)})")
             return None
         return value
 
-    def text(self, path: Path, value: Any, placeholders_ok: bool = False) -> str | None:
+    def text(self, path: KeyPath, value: Any, placeholders_ok: bool = False) -> str | None:
         if not isinstance(value, str):
             self.problem(path, f"must be a string (got {brief(value)})")
             return None
@@ -100,14 +97,14 @@ class Ctx:
             return None
         return value
 
-    def scalar_text(self, path: Path, value: Any) -> str | None:
+    def scalar_text(self, path: KeyPath, value: Any) -> str | None:
         """A string-valued field that YAML may have typed as a number (`cost-center: 4711`)."""
         if isinstance(value, bool) or value is None or isinstance(value, dict | list):
             self.problem(path, f"must be a string (got {brief(value)})")
             return None
         return self.text(path, value if isinstance(value, str) else str(value))
 
-    def integer(self, path: Path, value: Any, low: int | None = None, high: int | None = None) -> int | None:
+    def integer(self, path: KeyPath, value: Any, low: int | None = None, high: int | None = None) -> int | None:
         if isinstance(value, bool) or not isinstance(value, int):
             self.problem(path, f"must be an integer (got {brief(value)})")
             return None
@@ -117,20 +114,20 @@ class Ctx:
             return None
         return value
 
-    def boolean(self, path: Path, value: Any) -> bool | None:
+    def boolean(self, path: KeyPath, value: Any) -> bool | None:
         if not isinstance(value, bool):
             self.problem(path, f"must be true or false (got {brief(value)})")
             return None
         return value
 
-    def choice(self, path: Path, value: Any, allowed: Iterable[str]) -> str | None:
+    def choice(self, path: KeyPath, value: Any, allowed: Iterable[str]) -> str | None:
         options = tuple(allowed)
         if value not in options:
             self.problem(path, f"must be one of {', '.join(options)} (got {brief(value)})")
             return None
         return str(value)
 
-    def text_map(self, path: Path, value: Any) -> dict[str, str] | None:
+    def text_map(self, path: KeyPath, value: Any) -> dict[str, str] | None:
         data = self.mapping(path, value)
         if data is None:
             return None
@@ -141,7 +138,7 @@ class Ctx:
                 out[key] = text
         return out if len(out) == len(data) else None
 
-    def quantity_map(self, path: Path, value: Any, keys: Iterable[str] | None = None) -> dict[str, str] | None:
+    def quantity_map(self, path: KeyPath, value: Any, keys: Iterable[str] | None = None) -> dict[str, str] | None:
         data = self.text_map(path, value)
         if data is None:
             return None
@@ -156,7 +153,7 @@ class Ctx:
                 ok = False
         return data if ok else None
 
-    def only(self, path: Path, data: Mapping[str, Any], known: Iterable[str],
+    def only(self, path: KeyPath, data: Mapping[str, Any], known: Iterable[str],
              hint: Callable[[str], str | None] | None = None) -> None:
         """Refuse every key of `data` not in `known`, with a hint for misplaced or newer-API fields."""
         allowed = frozenset(known)

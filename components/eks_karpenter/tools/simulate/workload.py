@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, ValidationError
 
-from eks_karpenter.config.errors import Issue, Path, issues_from_validation_error, render_path, show
+from eks_karpenter.config.errors import Issue, KeyPath, issues_from_validation_error, render_path, show
 from eks_karpenter.config.model import Model, empty_dict, empty_list
 from eks_karpenter.config.stackfile import parse_yaml
 from eks_karpenter.platform.nodepool.workload import tolerates
@@ -161,7 +161,7 @@ def _render(source: str, line: int | None, issue: Issue) -> str:
     return f"{where}: {key}{issue.message}{got}"
 
 
-def _line_of(lines: dict[Path, int], path: Path) -> int | None:
+def _line_of(lines: dict[KeyPath, int], path: KeyPath) -> int | None:
     """The line of the key path, or of its nearest written ancestor (a missing key: its parent's line)."""
     for end in range(len(path), -1, -1):
         if path[:end] in lines:
