@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from eks_karpenter.catalogue import Requirement, admitted, admitted_for, ami_family_of, instance_types, load_catalogue
 from eks_karpenter.catalogue import generate as G
-from eks_karpenter.catalogue.model import DATA, MEMORY
+from eks_karpenter.catalogue.model import DATA
+from eks_karpenter.labels import INSTANCE_MEMORY
 
 from tests.support import STACKS, UPSTREAM, requires_upstream
 
@@ -54,7 +55,7 @@ def test_catalogue_records_its_provenance() -> None:
 def test_allocatable_resources_parse_to_numbers() -> None:
     t = load_catalogue().by_name["a1.medium"]
     assert (t.cpu_millis, t.memory_mib, t.pods, t.ephemeral_storage_mib) == (940, 1392, 8, 17 * 1024)
-    assert (t.vcpus, t.arch, t.family, t.labels[MEMORY]) == (1, "arm64", "a1", "2048")
+    assert (t.vcpus, t.arch, t.family, t.labels[INSTANCE_MEMORY]) == (1, "arm64", "a1", "2048")
     assert load_catalogue().by_name["p5.48xlarge"].extended["nvidia.com/gpu"] == 8
 
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from eks_karpenter import ConfigError
 from eks_karpenter.catalogue import load_catalogue
-from eks_karpenter.catalogue.model import CATEGORY, GENERATION, HYPERVISOR, SIZE, InstanceType
+from eks_karpenter.catalogue.model import InstanceType
+from eks_karpenter.labels import INSTANCE_CATEGORY, INSTANCE_GENERATION, INSTANCE_HYPERVISOR, INSTANCE_SIZE
 from eks_karpenter.platform.nodepool import NodeClassConfig, NodePoolConfig, warnings_for
 from eks_karpenter.platform.nodepool.admission import pool_admission
 from eks_karpenter.platform.stack import StackConfig, load_stack_config
@@ -121,7 +122,7 @@ RELAXED: dict[str, Any] = {"arch": ["amd64", "arm64"], "instanceCategories": Non
 
 
 def is_metal(t: InstanceType) -> bool:
-    return t.labels.get(HYPERVISOR) == ""  # EC2 reports no hypervisor for bare metal
+    return t.labels.get(INSTANCE_HYPERVISOR) == ""  # EC2 reports no hypervisor for bare metal
 
 
 def test_exclude_metal_excludes_every_bare_metal_size() -> None:
@@ -140,12 +141,13 @@ def test_instance_sizes_metal_admits_every_bare_metal_size() -> None:
 
 
 def test_other_sizes_are_exact() -> None:
-    assert admitted_names(**RELAXED, instanceSizes=["large"]) == catalogue_where(lambda t: t.labels[SIZE] == "large")
+    assert admitted_names(**RELAXED, instanceSizes=["large"]) == catalogue_where(
+        lambda t: t.labels[INSTANCE_SIZE] == "large")
 
 
 def test_min_generation_admits_that_generation_and_newer() -> None:
     got = admitted_names(**{**RELAXED, "minGeneration": 7})
-    assert got == catalogue_where(lambda t: int(t.labels[GENERATION]) >= 7)
+    assert got == catalogue_where(lambda t: int(t.labels[INSTANCE_GENERATION]) >= 7)
 
 
 def test_cpu_bounds_are_inclusive() -> None:
@@ -156,7 +158,7 @@ def test_cpu_bounds_are_inclusive() -> None:
 
 def test_categories_and_families_are_exact_labels() -> None:
     got = admitted_names(**{**RELAXED, "instanceCategories": ["c", "m"]})
-    assert got == catalogue_where(lambda t: t.labels[CATEGORY] in ("c", "m"))
+    assert got == catalogue_where(lambda t: t.labels[INSTANCE_CATEGORY] in ("c", "m"))
     assert not {n for n in got if n.startswith(("mac", "inf", "hpc"))}
     fams = admitted_names(**RELAXED, instanceFamilies=["m7i", "c7g"])
     assert fams == catalogue_where(lambda t: t.family in ("m7i", "c7g"))
@@ -166,8 +168,8 @@ def test_arch_and_default_pool() -> None:
     assert admitted_names(arch=["arm64"], instanceCategories=None, minGeneration=None) == \
         catalogue_where(lambda t: t.arch == "arm64")
     default = admitted_names()
-    assert default == catalogue_where(lambda t: t.arch == "amd64" and t.labels[CATEGORY] in ("c", "m", "r")
-                                      and int(t.labels[GENERATION]) >= 3)
+    assert default == catalogue_where(lambda t: t.arch == "amd64" and t.labels[INSTANCE_CATEGORY] in ("c", "m", "r")
+                                      and int(t.labels[INSTANCE_GENERATION]) >= 3)
 
 
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from eks_karpenter import versions
 from eks_karpenter.config.errors import Issue, issues_from_validation_error, render_path
+from eks_karpenter.labels import IRSA_ANNOTATION, SYSTEM_NODE_LABEL
 from eks_karpenter.platform.karpenter.config import (
     ControllerResources,
     FeatureGates,
@@ -25,9 +26,7 @@ from eks_karpenter.platform.karpenter.config import (
 from eks_karpenter.platform.karpenter.rules import validate_karpenter, validate_karpenter_placement
 from eks_karpenter.platform.karpenter.values import (
     CRITICAL_ADDONS_TAINT_KEY,
-    IRSA_ANNOTATION,
     SERVICE_ACCOUNT,
-    SYSTEM_NODE_LABEL,
     controller_values,
     crd_values,
 )
@@ -283,10 +282,10 @@ def schedulable(values: dict[str, Any], labels: dict[str, str], taints: list[dic
 
 Node = tuple[dict[str, str], list[dict[str, str]]]
 LINUX = {"kubernetes.io/os": "linux"}
-SYSTEM_NODE: Node = (LINUX | {SYSTEM_NODE_LABEL[0]: SYSTEM_NODE_LABEL[1]},
+SYSTEM_NODE: Node = (LINUX | {SYSTEM_NODE_LABEL: "true"},
                [{"key": CRITICAL_ADDONS_TAINT_KEY, "value": "true", "effect": "NoSchedule"}])
 KARPENTER_NODE: Node = (LINUX | {"karpenter.sh/nodepool": "default"}, [])
-KARPENTER_NODE_WITH_SYSTEM_LABEL: Node = (LINUX | {"karpenter.sh/nodepool": "system", SYSTEM_NODE_LABEL[0]: "true"}, [])
+KARPENTER_NODE_WITH_SYSTEM_LABEL: Node = (LINUX | {"karpenter.sh/nodepool": "system", SYSTEM_NODE_LABEL: "true"}, [])
 SPOT_GROUP_NODE: Node = (LINUX | {"lifecycle": "Ec2Spot"}, [{"key": "spotInstance", "value": "true",
                                                        "effect": "PreferNoSchedule"}])
 FARGATE_NODE: Node = (LINUX | {"eks.amazonaws.com/compute-type": "fargate"}, [])

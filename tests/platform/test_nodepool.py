@@ -11,6 +11,7 @@ import pulumi
 import pytest
 from eks_karpenter import versions
 from eks_karpenter.config.errors import Issue, KeyPath, issues_from_validation_error
+from eks_karpenter.labels import INSTANCE_FAMILY
 from eks_karpenter.platform.nodepool import (
     NodeClass,
     NodeClassConfig,
@@ -1090,7 +1091,7 @@ def test_rendered_requirements_follow_each_pool_not_a_stale_copy() -> None:
     assert pool_requirements(pool) == pool_requirements(NodePoolConfig(name="p", node_class="default",
                                                                        instance_families=["m5"]))
     changed = pool.model_copy(update={"instance_families": ["c7g"], "arch": ["arm64"]})
-    assert [r.values for r in pool_requirements(changed) if r.key == C.FAMILY] == [("c7g",)]
-    assert [r.values for r in pool_requirements(pool) if r.key == C.FAMILY] == [("m5",)]
+    assert [r.values for r in pool_requirements(changed) if r.key == INSTANCE_FAMILY] == [("c7g",)]
+    assert [r.values for r in pool_requirements(pool) if r.key == INSTANCE_FAMILY] == [("m5",)]
     assert render_node_pool(changed)["spec"]["template"]["spec"]["requirements"] != \
         render_node_pool(pool)["spec"]["template"]["spec"]["requirements"]

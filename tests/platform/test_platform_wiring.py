@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from eks_karpenter import versions
-from eks_karpenter.platform.cluster.plan import SYSTEM_LABEL_KEY
+from eks_karpenter.labels import SYSTEM_NODE_LABEL
 from eks_karpenter.platform.interruption import INTERRUPTION_EVENTS
 from eks_karpenter.tools.engine import PlanDocument, PlannedResource, plan_program
 from eks_karpenter.tools.engine.diff import diff_plans
@@ -88,7 +88,7 @@ def test_system_node_group(stack: str) -> None:
     g = only(doc, MNG, "cluster-system").inputs
     assert g["capacityType"] == "ON_DEMAND"
     assert g["scalingConfig"]["minSize"] >= 2
-    assert g["labels"][SYSTEM_LABEL_KEY] == "true"
+    assert g["labels"][SYSTEM_NODE_LABEL] == "true"
     assert g["taints"] == [{"key": "CriticalAddonsOnly", "value": "true", "effect": "NO_SCHEDULE"}]
     assert len(g["subnetIds"]) == len(doc.outputs["privateSubnetIds"]) >= 2  # spread over the zones
 

@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from eks_karpenter.labels import INSTANCE_TYPE
+
 KARPENTER_VERSION = "1.14.1"
 PRICE_REGION = "us-east-1"
 PRICE_DATE = "2026-07-06"
@@ -74,7 +76,7 @@ def parse_instance_types(markdown: str) -> list[dict[str, Any]]:
             current[section][key] = value
     for t in types:
         missing = [c for c in RESOURCE_COLUMNS if c not in t["resources"]]
-        if missing or t["labels"].get("node.kubernetes.io/instance-type") != t["name"]:
+        if missing or t["labels"].get(INSTANCE_TYPE) != t["name"]:
             raise ValueError(f"{t['name']}: incomplete block (missing {missing or 'instance-type label'})")
     return types
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from itertools import compress
 from typing import Any
 
-from eks_karpenter.catalogue.model import ARCH, OS, Catalogue, InstanceType, load_catalogue
+from eks_karpenter.catalogue.model import Catalogue, InstanceType, load_catalogue
+from eks_karpenter.labels import ARCH, OS
 
 WINDOWS_FAMILIES = frozenset({"windows2019", "windows2022", "windows2025"})
 """AMI families (lower-cased, as in aliases) whose nodes are Windows: amd64 only."""

@@ -8,19 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).with_name("instance_types.py")
+from eks_karpenter.labels import ARCH, INSTANCE_CPU, INSTANCE_FAMILY
 
-CATEGORY = "karpenter.k8s.aws/instance-category"
-FAMILY = "karpenter.k8s.aws/instance-family"
-GENERATION = "karpenter.k8s.aws/instance-generation"
-SIZE = "karpenter.k8s.aws/instance-size"
-CPU = "karpenter.k8s.aws/instance-cpu"
-MEMORY = "karpenter.k8s.aws/instance-memory"
-HYPERVISOR = "karpenter.k8s.aws/instance-hypervisor"
-GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
-ARCH = "kubernetes.io/arch"
-OS = "kubernetes.io/os"
-INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+DATA = Path(__file__).with_name("instance_types.py")
 
 
 # Not frozen, though nothing assigns to a type once built: a frozen dataclass's `__init__` sets every field through
@@ -62,7 +52,7 @@ class InstanceType:
 
     @property
     def vcpus(self) -> int:
-        return int(self.labels[CPU])
+        return int(self.labels[INSTANCE_CPU])
 
     @property
     def arch(self) -> str:
@@ -70,7 +60,7 @@ class InstanceType:
 
     @property
     def family(self) -> str:
-        return self.labels[FAMILY]
+        return self.labels[INSTANCE_FAMILY]
 
 
 @dataclass(frozen=True, eq=False)

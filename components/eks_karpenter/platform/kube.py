@@ -12,7 +12,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-KARPENTER_GROUP, KARPENTER_VERSION = "karpenter.sh", "v1"
+from eks_karpenter.labels import KARPENTER_GROUP
+
+KARPENTER_VERSION = "v1"
 INSTALL_HINT = "pip install 'eks-karpenter[smoke]'"
 
 

@@ -25,11 +25,11 @@ import pulumi_aws as aws
 
 from eks_karpenter import versions
 from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
+from eks_karpenter.labels import ARCH
 from eks_karpenter.platform.nodepool.config import NodeClassConfig, NodePoolConfig
 
 ADDON_TOKEN = "aws:eks/getAddonVersion:getAddonVersion"
 SSM_TOKEN = "aws:ssm/getParameter:getParameter"
-ARCH_LABEL = "kubernetes.io/arch"
 ARCHITECTURES = {"amd64": "x86_64", "arm64": "arm64"}
 """Kubernetes architecture -> the name in EKS's and Bottlerocket's SSM paths."""
 _DATED = re.compile(r"^v?([0-9]{8})$")
@@ -93,9 +93,9 @@ def class_architectures(node_class: str, pools: Sequence[NodePoolConfig]) -> tup
             continue
         admitted = set(pool.arch)
         for req in pool.requirements:
-            if req.key == ARCH_LABEL and req.operator == "In":
+            if req.key == ARCH and req.operator == "In":
                 admitted &= set(req.values or [])
-            elif req.key == ARCH_LABEL and req.operator == "NotIn":
+            elif req.key == ARCH and req.operator == "NotIn":
                 admitted -= set(req.values or [])
         found |= admitted
     return tuple(sorted(found))

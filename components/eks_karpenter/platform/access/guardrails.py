@@ -24,6 +24,7 @@ from typing import Any
 
 from eks_karpenter import tags
 from eks_karpenter.config.errors import Issue, KeyPath
+from eks_karpenter.labels import KARPENTER_GROUP
 from eks_karpenter.platform.access.config import Team
 from eks_karpenter.platform.access.plan import team_group
 
@@ -149,7 +150,7 @@ def team_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": {"resourceRules": [
-                {"apiGroups": ["karpenter.sh"], "apiVersions": ["*"], "operations": operations,
+                {"apiGroups": [KARPENTER_GROUP], "apiVersions": ["*"], "operations": operations,
                  "resources": ["nodepools"]},
                 {"apiGroups": ["karpenter.k8s.aws"], "apiVersions": ["*"], "operations": operations,
                  "resources": ["ec2nodeclasses"]},

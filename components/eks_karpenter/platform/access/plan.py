@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from eks_karpenter.labels import KARPENTER_GROUP
 from eks_karpenter.platform.access.config import AccessConfig, Deployer
 
 POLICIES = {
@@ -88,9 +89,9 @@ def team_node_pool_cluster_role(team: str) -> dict[str, Any]:
         "kind": "ClusterRole",
         "metadata": {"name": f"eks-karpenter:team:{team}:node-pools"},
         "rules": [
-            {"apiGroups": ["karpenter.sh"], "resources": ["nodepools"], "verbs": verbs},
+            {"apiGroups": [KARPENTER_GROUP], "resources": ["nodepools"], "verbs": verbs},
             {"apiGroups": ["karpenter.k8s.aws"], "resources": ["ec2nodeclasses"], "verbs": verbs},
-            {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims"], "verbs": ["get", "list", "watch"]},
+            {"apiGroups": [KARPENTER_GROUP], "resources": ["nodeclaims"], "verbs": ["get", "list", "watch"]},
         ],
     }
 

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from eks_karpenter import versions
+from eks_karpenter.labels import SYSTEM_NODE_LABEL
 from eks_karpenter.platform.cluster.config import ApiAccessConfig, ClusterConfig, Taint
 
-SYSTEM_LABEL_KEY = "node-role/system"
 """Label on the system node group; Karpenter's controller and CoreDNS are pinned to it."""
 CRITICAL_ADDONS_TAINT = Taint(key="CriticalAddonsOnly", value="true", effect="NoSchedule")
 
@@ -106,7 +106,7 @@ def secrets_key_policy(partition: str, account_id: str, region: str) -> dict[str
 
 
 def system_labels(cfg: ClusterConfig) -> dict[str, str]:
-    return {**cfg.system_node_group.labels, SYSTEM_LABEL_KEY: "true"}
+    return {**cfg.system_node_group.labels, SYSTEM_NODE_LABEL: "true"}
 
 
 def addon_versions(cfg: ClusterConfig) -> dict[str, str]:
@@ -120,7 +120,7 @@ def coredns_configuration() -> dict[str, Any]:
         "tolerations": [
             {"key": CRITICAL_ADDONS_TAINT.key, "operator": "Exists", "effect": "NoSchedule"},
         ],
-        "nodeSelector": {SYSTEM_LABEL_KEY: "true"},
+        "nodeSelector": {SYSTEM_NODE_LABEL: "true"},
         "replicaCount": 2,
     }
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from eks_karpenter import arns, versions
 from eks_karpenter.arns import partition_of
+from eks_karpenter.labels import EKS_CLUSTER_NAME_TAG, NODECLAIM_LABEL, NODECLASS_LABEL, NODEPOOL_LABEL, REGION
 
 POLICY_VERSION = "2012-10-17"
 
@@ -26,13 +27,8 @@ NODE_MANAGED_POLICIES: tuple[str, ...] = (
 )
 """AWS managed policies a Karpenter node role needs: join the cluster, run the VPC CNI, pull images, SSM access."""
 
-# Tags Karpenter writes on what it launches. The controller may only touch resources carrying them, so a
-# compromised controller cannot act on instances, templates or instance profiles it did not create.
-NODEPOOL_TAG = "karpenter.sh/nodepool"
-NODECLAIM_TAG = "karpenter.sh/nodeclaim"
-NODECLASS_TAG = "karpenter.k8s.aws/ec2nodeclass"
-EKS_CLUSTER_NAME_TAG = "eks:eks-cluster-name"
-REGION_TAG = "topology.kubernetes.io/region"
+# The controller may only touch resources carrying the tags Karpenter writes on what it launches (labels.py), so
+# a compromised controller cannot act on instances, templates or instance profiles it did not create.
 
 _ACCOUNT_RE = re.compile(r"\d{12}", re.ASCII)
 # EKS: 1-100 characters, alphanumeric first, then alphanumerics, hyphens and underscores.
@@ -175,13 +171,13 @@ def _node_lifecycle(scope: PolicyScope) -> dict[str, Any]:
     name = scope.cluster_name
     owned = {
         "StringEquals": {_cluster_tag("ResourceTag", name): "owned"},
-        "StringLike": {f"aws:ResourceTag/{NODEPOOL_TAG}": "*"},
+        "StringLike": {f"aws:ResourceTag/{NODEPOOL_LABEL}": "*"},
     }
     requested = {
         _cluster_tag("RequestTag", name): "owned",
         f"aws:RequestTag/{EKS_CLUSTER_NAME_TAG}": name,
     }
-    requested_nodepool = {f"aws:RequestTag/{NODEPOOL_TAG}": "*"}
+    requested_nodepool = {f"aws:RequestTag/{NODEPOOL_LABEL}": "*"}
     return _document(
         _allow("AllowScopedEC2InstanceAccessActions", _LAUNCH_ACTIONS, scope.ec2_arns(*_REFERENCED_TYPES)),
         # Launching from a template is only allowed with templates Karpenter made for this cluster.
@@ -210,7 +206,7 @@ def _node_lifecycle(scope: PolicyScope) -> dict[str, Any]:
             {
                 **owned,
                 "StringEqualsIfExists": {f"aws:RequestTag/{EKS_CLUSTER_NAME_TAG}": name},
-                "ForAllValues:StringEquals": {"aws:TagKeys": (EKS_CLUSTER_NAME_TAG, NODECLAIM_TAG, "Name")},
+                "ForAllValues:StringEquals": {"aws:TagKeys": (EKS_CLUSTER_NAME_TAG, NODECLAIM_LABEL, "Name")},
             },
         ),
         _allow(
@@ -231,12 +227,12 @@ def _iam_integration(scope: PolicyScope) -> dict[str, Any]:
         ec2_principals.append(local_principal)
     owned = {
         _cluster_tag("ResourceTag", name): "owned",
-        f"aws:ResourceTag/{REGION_TAG}": scope.region,
+        f"aws:ResourceTag/{REGION}": scope.region,
     }
     requested = {
         _cluster_tag("RequestTag", name): "owned",
         f"aws:RequestTag/{EKS_CLUSTER_NAME_TAG}": name,
-        f"aws:RequestTag/{REGION_TAG}": scope.region,
+        f"aws:RequestTag/{REGION}": scope.region,
     }
     return _document(
         # The controller may hand EC2 the node role and no other role.
@@ -250,7 +246,7 @@ def _iam_integration(scope: PolicyScope) -> dict[str, Any]:
             "AllowScopedInstanceProfileCreationActions",
             "iam:CreateInstanceProfile",
             scope.instance_profile_arn_pattern,
-            {"StringEquals": requested, "StringLike": {f"aws:RequestTag/{NODECLASS_TAG}": "*"}},
+            {"StringEquals": requested, "StringLike": {f"aws:RequestTag/{NODECLASS_LABEL}": "*"}},
         ),
         _allow(
             "AllowScopedInstanceProfileTagActions",
@@ -258,14 +254,14 @@ def _iam_integration(scope: PolicyScope) -> dict[str, Any]:
             scope.instance_profile_arn_pattern,
             {
                 "StringEquals": {**owned, **requested},
-                "StringLike": {f"aws:ResourceTag/{NODECLASS_TAG}": "*", f"aws:RequestTag/{NODECLASS_TAG}": "*"},
+                "StringLike": {f"aws:ResourceTag/{NODECLASS_LABEL}": "*", f"aws:RequestTag/{NODECLASS_LABEL}": "*"},
             },
         ),
         _allow(
             "AllowScopedInstanceProfileActions",
             ("iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"),
             scope.instance_profile_arn_pattern,
-            {"StringEquals": owned, "StringLike": {f"aws:ResourceTag/{NODECLASS_TAG}": "*"}},
+            {"StringEquals": owned, "StringLike": {f"aws:ResourceTag/{NODECLASS_LABEL}": "*"}},
         ),
     )
 

@@ -22,10 +22,10 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
+from eks_karpenter.labels import INGRESS_CLASS_ANNOTATION, NODEPOOL_LABEL
+
 ALB_CLASSES = frozenset({"alb"})
 """Ingress classes served by the AWS Load Balancer Controller, which makes an ALB even before it reports one."""
-ALB_ANNOTATION = "kubernetes.io/ingress.class"
 
 
 class TeardownApi(Protocol):
@@ -67,7 +67,7 @@ def _cloud_ingress(ingress: dict[str, Any]) -> bool:
         return True
     annotations = _meta(ingress, "annotations") or {}
     return (ingress.get("spec", {}).get("ingressClassName") in ALB_CLASSES
-            or annotations.get(ALB_ANNOTATION) in ALB_CLASSES)
+            or annotations.get(INGRESS_CLASS_ANNOTATION) in ALB_CLASSES)
 
 
 def blockers(api: TeardownApi, own_pools: Collection[str], namespaces: Collection[str] | None = None) -> list[Blocker]:

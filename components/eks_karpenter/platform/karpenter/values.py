@@ -16,11 +16,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from eks_karpenter.labels import HOSTNAME, IRSA_ANNOTATION, NODEPOOL_LABEL, OS, SYSTEM_NODE_LABEL, ZONE
 from eks_karpenter.platform.karpenter.config import ControllerResources, KarpenterConfig, ResourceList
 from eks_karpenter.platform.karpenter.releases import omitted_values, release_of
 
-SYSTEM_NODE_LABEL = ("node-role/system", "true")
-"""Label of the system node group; the controller requires it on a created cluster (unless on Fargate)."""
 CRITICAL_ADDONS_TAINT_KEY = "CriticalAddonsOnly"
 """Taint key of the system node group; the controller tolerates it."""
 SERVICE_ACCOUNT = "karpenter"
@@ -29,12 +28,6 @@ FULLNAME = "karpenter"
 """`fullnameOverride`: Deployment, Service and ClusterRole names stay `karpenter` whatever the release name."""
 PDB_NAME = "karpenter"
 """Name of the controller's PodDisruptionBudget."""
-IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
-"""Service account annotation that makes EKS inject IRSA web-identity credentials."""
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
-"""Label Karpenter puts on every node it launches."""
-ZONE_LABEL = "topology.kubernetes.io/zone"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 _QUEUE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 _ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9_+=,.@/-]+$")
@@ -91,7 +84,7 @@ def controller_values(cfg: KarpenterConfig, *, cluster_name: str, cluster_endpoi
                        # The region is the one thing the controller would read from IMDS (cluster name and
                        # endpoint are settings above); credentials come from Pod Identity or IRSA, not IMDS.
                        **({"env": [{"name": "AWS_REGION", "value": region}]} if region else {})},
-        "nodeSelector": {"kubernetes.io/os": "linux", **cfg.node_selector},
+        "nodeSelector": {OS: "linux", **cfg.node_selector},
         "tolerations": [{"key": CRITICAL_ADDONS_TAINT_KEY, "operator": "Exists"},
                         *(t.dump() for t in cfg.tolerations)],
         "affinity": _affinity(cfg, system_node_group),
@@ -101,7 +94,7 @@ def controller_values(cfg: KarpenterConfig, *, cluster_name: str, cluster_endpoi
         # its own nodes), and leader election means one running replica is a working autoscaler. The required
         # hostname anti-affinity already keeps replicas off a shared node.
         "topologySpreadConstraints": [
-            {"maxSkew": 1, "topologyKey": ZONE_LABEL, "whenUnsatisfiable": "ScheduleAnyway"},
+            {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway"},
         ],
         "settings": settings,
     }
@@ -167,7 +160,8 @@ def _affinity(cfg: KarpenterConfig, system_node_group: bool) -> dict[str, Any]:
     # One node selector term: its expressions are ANDed (separate terms would be ORed).
     expressions: list[dict[str, Any]] = [{"key": NODEPOOL_LABEL, "operator": "DoesNotExist"}]
     if system_node_group and not cfg.controller_on_fargate:
-        key, value = SYSTEM_NODE_LABEL
+        # The system node group's label: the controller requires it on a created cluster (unless on Fargate).
+        key, value = SYSTEM_NODE_LABEL, "true"
         expressions.append({"key": key, "operator": "In", "values": [value]})
     return {
         "nodeAffinity": {
@@ -177,6 +171,6 @@ def _affinity(cfg: KarpenterConfig, system_node_group: bool) -> dict[str, Any]:
         },
         # As upstream: at most one replica per node; the chart adds the pod label selector to the term.
         "podAntiAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": HOSTNAME_LABEL}],
+            "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": HOSTNAME}],
         },
     }

@@ -4,19 +4,17 @@ section against the rest of the stack."""
 from __future__ import annotations
 
 from eks_karpenter.config.errors import Issue, KeyPath, render_path
+from eks_karpenter.labels import CAPACITY_TYPE, EKS_CAPACITY_TYPE, LIFECYCLE, NODEGROUP_LABEL, NODEPOOL_LABEL
 from eks_karpenter.platform.karpenter.config import KarpenterConfig
 from eks_karpenter.platform.migration.config import MigrationConfig
 
-NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
-"""The label EKS puts on every node of a managed node group: names one group."""
-
 # Labels that say "spot" or "Karpenter's own": capacity either autoscaler (or EC2) takes away.
 _REMOVABLE = {
-    "eks.amazonaws.com/capacityType": {"SPOT"},
-    "karpenter.sh/capacity-type": {"spot", "on-demand", "reserved"},
-    "karpenter.sh/nodepool": None,
+    EKS_CAPACITY_TYPE: {"SPOT"},
+    CAPACITY_TYPE: {"spot", "on-demand", "reserved"},
+    NODEPOOL_LABEL: None,
     "lifecycle": {"Ec2Spot", "spot"},
-    "node.kubernetes.io/lifecycle": {"spot"},
+    LIFECYCLE: {"spot"},
 }
 
 

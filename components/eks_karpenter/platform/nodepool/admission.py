@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 
 from eks_karpenter.catalogue import Admission, Requirement, admitted
 from eks_karpenter.catalogue.match import allowed_values
-from eks_karpenter.catalogue.model import MEMORY
 from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.config.model import aliases
-from eks_karpenter.platform.nodepool.config import CAPACITY_TYPE, NodeClassConfig, NodePoolConfig
+from eks_karpenter.labels import CAPACITY_TYPE, INSTANCE_MEMORY
+from eks_karpenter.platform.nodepool.config import NodeClassConfig, NodePoolConfig
 from eks_karpenter.platform.nodepool.manifests import pool_requirements
 from eks_karpenter.quantities import quantity_value
 
@@ -122,7 +122,7 @@ def pool_warnings(name: str, capacity_types: Sequence[str], adm: Admission, limi
         out.append(f"{where}: no cpu limit: nothing caps how many vCPUs (and how much spend) the pool can add")
     cheapest = adm.cheapest() or adm.types[0]
     memory = limits.get("memory")
-    memory_mib = int(cheapest.labels[MEMORY])
+    memory_mib = int(cheapest.labels[INSTANCE_MEMORY])
     too_small = []
     if cpu is not None and quantity_value(str(cpu)) < cheapest.vcpus:
         too_small.append(f"cpu {cpu} < {cheapest.vcpus} vCPUs")

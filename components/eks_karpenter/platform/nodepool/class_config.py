@@ -12,14 +12,8 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from eks_karpenter import versions
 from eks_karpenter.config.model import Model, empty_dict
-from eks_karpenter.platform.nodepool.fields import (
-    AWS_DOMAIN,
-    NODEPOOL_LABEL,
-    QUANTITY_PATTERN,
-    NonEmpty,
-    Quantity,
-    ResourceName,
-)
+from eks_karpenter.labels import CLUSTER_TAG_PREFIX, RESTRICTED_TAG_KEYS
+from eks_karpenter.platform.nodepool.fields import QUANTITY_PATTERN, NonEmpty, Quantity, ResourceName
 
 # --- EC2NodeClass ----------------------------------------------------------------------------------------------
 
@@ -250,8 +244,7 @@ class CpuOptions(Model):
 
 
 def _tag_key(key: str) -> str:
-    if key == "eks:eks-cluster-name" or key.startswith("kubernetes.io/cluster") or key in (
-            NODEPOOL_LABEL, "karpenter.sh/nodeclaim", f"{AWS_DOMAIN}/ec2nodeclass"):
+    if key.startswith(CLUSTER_TAG_PREFIX) or key in RESTRICTED_TAG_KEYS:
         raise ValueError("restricted tag key: Karpenter sets it on every instance it launches")
     if key.lower().startswith("aws:"):
         raise ValueError("tag keys starting with aws: are reserved by AWS")

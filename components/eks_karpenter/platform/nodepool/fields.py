@@ -1,5 +1,5 @@
-"""Well-known node label keys and the value types pool and class config share (names, durations,
-quantities, label keys and values), each carrying the constraints Karpenter's CRDs put on one value."""
+"""The value types pool and class config share (names, durations, quantities, label keys and values), each
+carrying the constraints Karpenter's CRDs put on one value. The well-known label keys are in `labels.py`."""
 
 from __future__ import annotations
 
@@ -8,32 +8,16 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, StringConstraints
 
+from eks_karpenter.labels import (
+    AWS_GROUP,
+    AWS_LABEL_KEYS,
+    CAPACITY_TYPE,
+    HOSTNAME,
+    KARPENTER_GROUP,
+    NODEPOOL_LABEL,
+    WELL_KNOWN_KEYS,
+)
 from eks_karpenter.quantities import quantity_value
-
-# --- well-known label keys -------------------------------------------------------------------------------------
-
-CAPACITY_TYPE = "karpenter.sh/capacity-type"
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
-ARCH, OS = "kubernetes.io/arch", "kubernetes.io/os"
-ZONE, ZONE_ID, REGION = "topology.kubernetes.io/zone", "topology.k8s.aws/zone-id", "topology.kubernetes.io/region"
-INSTANCE_TYPE = "node.kubernetes.io/instance-type"
-AWS_DOMAIN = "karpenter.k8s.aws"
-CATEGORY, GENERATION = f"{AWS_DOMAIN}/instance-category", f"{AWS_DOMAIN}/instance-generation"
-FAMILY, SIZE, CPU = f"{AWS_DOMAIN}/instance-family", f"{AWS_DOMAIN}/instance-size", f"{AWS_DOMAIN}/instance-cpu"
-
-# The `karpenter.k8s.aws/*` keys Karpenter 1.14's CRDs accept in requirements and template labels.
-AWS_LABEL_KEYS = frozenset(f"{AWS_DOMAIN}/{name}" for name in (
-    "instance-tenancy", "capacity-reservation-type", "capacity-reservation-id", "capacity-reservation-interruptible",
-    "ec2nodeclass", "instance-encryption-in-transit-supported", "instance-category", "instance-hypervisor",
-    "instance-family", "instance-generation", "instance-local-nvme", "instance-size", "instance-cpu",
-    "instance-cpu-manufacturer", "instance-cpu-sustained-clock-speed-mhz", "instance-memory", "instance-ebs-bandwidth",
-    "instance-network-bandwidth", "instance-gpu-name", "instance-gpu-manufacturer", "instance-gpu-count",
-    "instance-gpu-memory", "instance-accelerator-name", "instance-accelerator-manufacturer",
-    "instance-accelerator-count", "instance-capability-flex", "placement-group-id", "placement-group-partition"))
-
-WELL_KNOWN_KEYS = AWS_LABEL_KEYS | {CAPACITY_TYPE, NODEPOOL_LABEL, ARCH, OS, ZONE, ZONE_ID, REGION, INSTANCE_TYPE,
-                                   "node.kubernetes.io/windows-build"}
-"""Keys Karpenter knows values for. Any other key is a custom label."""
 
 # Kubelets may not label themselves in these domains (NodeRestriction), so Karpenter refuses them on NodePools,
 # except for the well-known keys and the sub-domains below.
@@ -96,12 +80,12 @@ def _karpenter_key(key: str) -> str:
     domain = _domain(key)
     if key == NODEPOOL_LABEL:
         raise ValueError(f'label "{NODEPOOL_LABEL}" is restricted: Karpenter sets it to the pool name')
-    if key == "kubernetes.io/hostname":
-        raise ValueError('label "kubernetes.io/hostname" is restricted: every node gets its own')
-    if domain.endswith("karpenter.sh") and key != CAPACITY_TYPE:
+    if key == HOSTNAME:
+        raise ValueError(f'label "{HOSTNAME}" is restricted: every node gets its own')
+    if domain.endswith(KARPENTER_GROUP) and key != CAPACITY_TYPE:
         raise ValueError('label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type is allowed)')
-    if domain.endswith(AWS_DOMAIN) and key not in AWS_LABEL_KEYS:
-        raise ValueError(f'label domain "{AWS_DOMAIN}" is restricted to Karpenter\'s well-known instance labels')
+    if domain.endswith(AWS_GROUP) and key not in AWS_LABEL_KEYS:
+        raise ValueError(f'label domain "{AWS_GROUP}" is restricted to Karpenter\'s well-known instance labels')
     in_kubelet_domain = any(domain == d or domain.endswith("." + d) for d in _KUBELET_DOMAINS)
     excepted = any(domain == d or domain.endswith("." + d) for d in _KUBELET_DOMAIN_EXCEPTIONS)
     if in_kubelet_domain and not excepted and key not in WELL_KNOWN_KEYS:

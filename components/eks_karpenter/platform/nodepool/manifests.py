@@ -13,33 +13,33 @@ from datetime import date
 from typing import Any
 
 from eks_karpenter.catalogue.match import Requirement
-from eks_karpenter.platform.nodepool.config import (
+from eks_karpenter.labels import (
     ARCH,
+    AWS_GROUP,
     CAPACITY_TYPE,
-    CATEGORY,
-    CPU,
-    FAMILY,
-    GENERATION,
+    CLUSTER_TAG_PREFIX,
+    INSTANCE_CATEGORY,
+    INSTANCE_CPU,
+    INSTANCE_FAMILY,
+    INSTANCE_GENERATION,
+    INSTANCE_SIZE,
     INSTANCE_TYPE,
     OS,
-    SIZE,
+    RESTRICTED_TAG_KEYS,
     ZONE,
-    AmiFamily,
-    Disruption,
-    NodeClassConfig,
-    NodePoolConfig,
 )
+from eks_karpenter.platform.nodepool.config import AmiFamily, Disruption, NodeClassConfig, NodePoolConfig
 from eks_karpenter.platform.nodepool.windows import render_windows
 from eks_karpenter.tags import discovery_tags
 
 NODE_CLASS_API, NODE_CLASS_KIND = "karpenter.k8s.aws/v1", "EC2NodeClass"
 NODE_POOL_API, NODE_POOL_KIND = "karpenter.sh/v1", "NodePool"
-NODE_CLASS_GROUP = "karpenter.k8s.aws"
 
 SHORTCUT_KEYS: dict[str, str] = {
-    "capacityTypes": CAPACITY_TYPE, "arch": ARCH, "os": OS, "instanceCategories": CATEGORY,
-    "minGeneration": GENERATION, "instanceFamilies": FAMILY, "instanceSizes": SIZE, "excludeInstanceSizes": SIZE,
-    "instanceTypes": INSTANCE_TYPE, "zones": ZONE, "minCpu": CPU, "maxCpu": CPU,
+    "capacityTypes": CAPACITY_TYPE, "arch": ARCH, "os": OS, "instanceCategories": INSTANCE_CATEGORY,
+    "minGeneration": INSTANCE_GENERATION, "instanceFamilies": INSTANCE_FAMILY, "instanceSizes": INSTANCE_SIZE,
+    "excludeInstanceSizes": INSTANCE_SIZE,
+    "instanceTypes": INSTANCE_TYPE, "zones": ZONE, "minCpu": INSTANCE_CPU, "maxCpu": INSTANCE_CPU,
 }
 """Shortcut key (as spelled in the stack file) -> the requirement key it produces."""
 
@@ -52,9 +52,8 @@ METAL = "metal"
 def metal_sizes() -> tuple[str, ...]:
     """Every bare-metal `instance-size` value in the catalogue: `metal` and the sized ones (`metal-24xl`, ...)."""
     from eks_karpenter.catalogue import load_catalogue
-    from eks_karpenter.catalogue.model import SIZE as CATALOGUE_SIZE
 
-    sizes = load_catalogue().values(CATALOGUE_SIZE)
+    sizes = load_catalogue().values(INSTANCE_SIZE)
     return (METAL, *(s for s in sizes if s.startswith(f"{METAL}-")))
 
 
@@ -75,7 +74,7 @@ def expand_sizes(sizes: Iterable[str]) -> tuple[str, ...]:
 
 def _pinned(cfg: NodePoolConfig) -> bool:
     """Whether the user chose instance families or types, which makes the category/generation defaults moot."""
-    raw = any(r.key in (FAMILY, INSTANCE_TYPE) and r.operator == "In" for r in cfg.requirements)
+    raw = any(r.key in (INSTANCE_FAMILY, INSTANCE_TYPE) and r.operator == "In" for r in cfg.requirements)
     return bool(cfg.instance_families or cfg.instance_types) or raw
 
 
@@ -86,24 +85,25 @@ def _shortcuts(cfg: NodePoolConfig) -> Iterator[Requirement]:
     yield Requirement(OS, "In", tuple(cfg.os), source="os")
     # A default category/generation next to explicit families would silently exclude, say, t3 or m1 types.
     if cfg.instance_categories and (cfg.is_set("instance_categories") or not pinned):
-        yield Requirement(CATEGORY, "In", tuple(cfg.instance_categories), source="instanceCategories")
+        yield Requirement(INSTANCE_CATEGORY, "In", tuple(cfg.instance_categories), source="instanceCategories")
     if cfg.min_generation is not None and (cfg.is_set("min_generation") or not pinned):
-        yield Requirement(GENERATION, "Gt", (str(cfg.min_generation - 1),), source="minGeneration")
+        yield Requirement(INSTANCE_GENERATION, "Gt", (str(cfg.min_generation - 1),), source="minGeneration")
     if cfg.instance_families:
-        yield Requirement(FAMILY, "In", tuple(cfg.instance_families), source="instanceFamilies")
+        yield Requirement(INSTANCE_FAMILY, "In", tuple(cfg.instance_families), source="instanceFamilies")
     if cfg.instance_sizes:
-        yield Requirement(SIZE, "In", expand_sizes(cfg.instance_sizes), source="instanceSizes")
+        yield Requirement(INSTANCE_SIZE, "In", expand_sizes(cfg.instance_sizes), source="instanceSizes")
     if cfg.exclude_instance_sizes:
-        yield Requirement(SIZE, "NotIn", expand_sizes(cfg.exclude_instance_sizes), source="excludeInstanceSizes")
+        yield Requirement(INSTANCE_SIZE, "NotIn", expand_sizes(cfg.exclude_instance_sizes),
+                          source="excludeInstanceSizes")
     if cfg.instance_types:
         yield Requirement(INSTANCE_TYPE, "In", tuple(cfg.instance_types), source="instanceTypes")
     if cfg.zones:
         yield Requirement(ZONE, "In", tuple(cfg.zones), source="zones")
     # Gt/Lt rather than Gte/Lte: every Karpenter 1.x release understands them.
     if cfg.min_cpu is not None:
-        yield Requirement(CPU, "Gt", (str(cfg.min_cpu - 1),), source="minCpu")
+        yield Requirement(INSTANCE_CPU, "Gt", (str(cfg.min_cpu - 1),), source="minCpu")
     if cfg.max_cpu is not None:
-        yield Requirement(CPU, "Lt", (str(cfg.max_cpu + 1),), source="maxCpu")
+        yield Requirement(INSTANCE_CPU, "Lt", (str(cfg.max_cpu + 1),), source="maxCpu")
 
 
 # Requirements per live pool (config models are frozen): each pool's rules, warnings, admission and manifest all
@@ -133,7 +133,7 @@ def _taints(taints: list[Any]) -> list[dict[str, Any]]:
 def render_node_pool(cfg: NodePoolConfig) -> dict[str, Any]:
     """The NodePool manifest for one `eks-karpenter:nodePools` entry."""
     template_spec: dict[str, Any] = {
-        "nodeClassRef": {"group": NODE_CLASS_GROUP, "kind": NODE_CLASS_KIND, "name": cfg.node_class},
+        "nodeClassRef": {"group": AWS_GROUP, "kind": NODE_CLASS_KIND, "name": cfg.node_class},
         "requirements": [r.manifest() for r in pool_requirements(cfg)],
     }
     if cfg.taints:
@@ -188,13 +188,9 @@ def default_block_devices(family: AmiFamily | None) -> list[dict[str, Any]] | No
     return None
 
 
-_RESTRICTED_TAGS = ("eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim",
-                    "karpenter.k8s.aws/ec2nodeclass")
-
-
 def _restricted_tag(key: str) -> bool:
     # The EC2NodeClass CRD refuses these; the stack-wide tags are merged in here, so check the merged map.
-    return key == "" or key.startswith("kubernetes.io/cluster") or key in _RESTRICTED_TAGS
+    return key == "" or key.startswith(CLUSTER_TAG_PREFIX) or key in RESTRICTED_TAG_KEYS
 
 
 def render_node_class(cfg: NodeClassConfig, cluster_name: str, node_role_name: str,

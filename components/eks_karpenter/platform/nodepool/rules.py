@@ -15,19 +15,10 @@ from eks_karpenter.catalogue.match import Requirement, allowed_values
 from eks_karpenter.catalogue.names import NameProblem, family_problem, type_problem
 from eks_karpenter.config.errors import Issue, KeyPath, render_path
 from eks_karpenter.config.stackfile import suggest
+from eks_karpenter.labels import ARCH, CAPACITY_TYPE, INSTANCE_CATEGORY, INSTANCE_FAMILY, INSTANCE_TYPE, OS, ZONE
 from eks_karpenter.platform.nodepool.admission import FIELD_BY_ALIAS, admission_issues, admission_warnings
 from eks_karpenter.platform.nodepool.class_rules import class_architectures, class_issues
-from eks_karpenter.platform.nodepool.config import (
-    ARCH,
-    CAPACITY_TYPE,
-    CATEGORY,
-    FAMILY,
-    INSTANCE_TYPE,
-    OS,
-    ZONE,
-    NodeClassConfig,
-    NodePoolConfig,
-)
+from eks_karpenter.platform.nodepool.config import NodeClassConfig, NodePoolConfig
 from eks_karpenter.platform.nodepool.instances import INSTANCE_CATEGORIES, family_arch
 from eks_karpenter.platform.nodepool.manifests import SHORTCUT_KEYS, expand_sizes, pool_requirements
 from eks_karpenter.quantities import bytes_issue, unitless_bytes
@@ -141,8 +132,9 @@ def _catalogue_names(pool: NodePoolConfig, at: KeyPath) -> list[tuple[KeyPath, s
     named += [(at + ("instanceFamilies", k), f, True) for k, f in enumerate(pool.instance_families or ())]
     named += [(at + ("instanceTypes", k), t, False) for k, t in enumerate(pool.instance_types or ())]
     for j, r in enumerate(pool.requirements):
-        if r.operator in ("In", "NotIn") and r.key in (FAMILY, INSTANCE_TYPE):
-            named += [(at + ("requirements", j, "values", k), v, r.key == FAMILY) for k, v in enumerate(r.values or ())]
+        if r.operator in ("In", "NotIn") and r.key in (INSTANCE_FAMILY, INSTANCE_TYPE):
+            named += [(at + ("requirements", j, "values", k), v, r.key == INSTANCE_FAMILY)
+                      for k, v in enumerate(r.values or ())]
     found = []
     for path, value, is_family in named:
         problem = family_problem(value) if is_family else type_problem(value)
@@ -178,7 +170,7 @@ def _category_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
     if pool.is_set("instance_categories"):
         found += [(at + ("instanceCategories", k), c) for k, c in enumerate(pool.instance_categories or ())]
     for j, r in enumerate(pool.requirements):
-        if r.key == CATEGORY and r.operator == "In":
+        if r.key == INSTANCE_CATEGORY and r.operator == "In":
             found += [(at + ("requirements", j, "values", k), c) for k, c in enumerate(r.values or ())]
     for path, category in found:
         if category not in INSTANCE_CATEGORIES:
@@ -197,7 +189,7 @@ def _arch_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
     named += [(at + ("instanceFamilies", k), f, f) for k, f in enumerate(pool.instance_families or ())]
     named += [(at + ("instanceTypes", k), t, t.partition(".")[0]) for k, t in enumerate(pool.instance_types or ())]
     for j, r in enumerate(pool.requirements):
-        if r.operator == "In" and r.key in (FAMILY, INSTANCE_TYPE):
+        if r.operator == "In" and r.key in (INSTANCE_FAMILY, INSTANCE_TYPE):
             named += [(at + ("requirements", j, "values", k), v, v.partition(".")[0])
                       for k, v in enumerate(r.values or ())]
     issues: list[Issue] = []

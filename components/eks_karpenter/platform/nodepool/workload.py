@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from eks_karpenter.catalogue.match import allowed_values
-from eks_karpenter.platform.nodepool.config import CAPACITY_TYPE, NODEPOOL_LABEL, NodePoolConfig, Taint
+from eks_karpenter.labels import CAPACITY_TYPE, NODEPOOL_LABEL
+from eks_karpenter.platform.nodepool.config import NodePoolConfig, Taint
 from eks_karpenter.platform.nodepool.manifests import pool_requirements
 
 _CAPACITY_TYPES = ("spot", "on-demand", "reserved")

@@ -13,6 +13,7 @@ from pydantic import Field, StringConstraints
 
 from eks_karpenter import versions
 from eks_karpenter.config.model import Model, empty_list
+from eks_karpenter.labels import EKS_CAPACITY_TYPE
 from eks_karpenter.platform.cluster.config import LabelKey, LabelValue
 
 ChartVersion = Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")]
@@ -21,7 +22,7 @@ AsgName = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern
 
 SPOT_GROUP_LABELS: dict[str, str] = {"lifecycle": "Ec2Spot"}
 """The label the CAS-era spot node groups carry (cluster.config.SpotNodeGroupConfig.labels' default)."""
-EKS_SPOT_CAPACITY_LABELS: dict[str, str] = {"eks.amazonaws.com/capacityType": "SPOT"}
+EKS_SPOT_CAPACITY_LABELS: dict[str, str] = {EKS_CAPACITY_TYPE: "SPOT"}
 """The label EKS puts on every node of a SPOT managed node group: an alternative IMDS-mode selector."""
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.config.model import aliases
+from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP
 from eks_karpenter.platform.nth.config import EKS_SPOT_CAPACITY_LABELS, SPOT_GROUP_LABELS, NthConfig
 
-KARPENTER_LABEL_PREFIXES = ("karpenter.sh/", "karpenter.k8s.aws/")
+KARPENTER_LABEL_PREFIXES = (f"{KARPENTER_GROUP}/", f"{AWS_GROUP}/")
 """Label prefixes only Karpenter-launched nodes carry (`karpenter.sh/nodepool`, `karpenter.sh/capacity-type`...)."""
 
 _IMDS_ONLY = ("enable_spot_interruption_draining", "enable_scheduled_event_draining", "enable_rebalance_monitoring",

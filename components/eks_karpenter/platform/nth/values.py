@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from eks_karpenter.labels import EKS_CAPACITY_TYPE, EKS_COMPUTE_TYPE, IRSA_ANNOTATION, NODEPOOL_LABEL
 from eks_karpenter.platform.nth.config import NthConfig
 
 CHART = "aws-node-termination-handler"
@@ -27,19 +28,17 @@ SERVICE_ACCOUNT = "aws-node-termination-handler"
 """Set explicitly, so the Pod Identity association and the IRSA trust name the same account."""
 MANAGED_TAG = "aws-node-termination-handler/managed"
 """Instance tag queue mode requires before acting (NTH's default key). Never put it on Karpenter's nodes."""
-IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
-KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
-"""Karpenter labels every node it launches with its NodePool: the DaemonSet requires it absent."""
-FARGATE_EXCLUSION: dict[str, Any] = {"key": "eks.amazonaws.com/compute-type", "operator": "NotIn",
+FARGATE_EXCLUSION: dict[str, Any] = {"key": EKS_COMPUTE_TYPE, "operator": "NotIn",
                                      "values": ["fargate"]}
 TOLERATE_EVERYTHING: list[dict[str, Any]] = [{"operator": "Exists"}]
-ON_DEMAND_LABEL: dict[str, Any] = {"key": "eks.amazonaws.com/capacityType", "operator": "In", "values": ["ON_DEMAND"]}
+ON_DEMAND_LABEL: dict[str, Any] = {"key": EKS_CAPACITY_TYPE, "operator": "In", "values": ["ON_DEMAND"]}
 
 
 def imds_node_affinity(node_selector: dict[str, str]) -> dict[str, Any]:
     """Required node affinity: not a Karpenter node, not Fargate, and every selector label."""
     expressions: list[dict[str, Any]] = [
-        {"key": KARPENTER_NODEPOOL_LABEL, "operator": "DoesNotExist"},
+        # Karpenter labels every node it launches with its NodePool: the DaemonSet requires it absent.
+        {"key": NODEPOOL_LABEL, "operator": "DoesNotExist"},
         copy.deepcopy(FARGATE_EXCLUSION),
         *({"key": key, "operator": "In", "values": [value]} for key, value in sorted(node_selector.items())),
     ]

@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from eks_karpenter.config.errors import Issue, KeyPath
+from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP
 from eks_karpenter.platform.adopted import ACCESS_ENTRY_MODES, ClusterFacts, Crd, InCluster, NodeGroup
 from eks_karpenter.platform.stack import StackConfig
 
-CRD_GROUPS = ("karpenter.sh", "karpenter.k8s.aws")
+CRD_GROUPS = (KARPENTER_GROUP, AWS_GROUP)
 V1_CRDS = ("ec2nodeclasses.karpenter.k8s.aws", "nodeclaims.karpenter.sh", "nodepools.karpenter.sh")
 """The CRDs the karpenter-crd chart installs."""
 LEGACY_CRDS = ("awsnodetemplates.karpenter.k8s.aws", "machines.karpenter.sh", "provisioners.karpenter.sh")
@@ -161,7 +162,8 @@ def _cluster_autoscaler(cfg: StackConfig, found: InCluster, project: str) -> lis
 
 
 def _node_groups(cfg: StackConfig, facts: ClusterFacts, project: str) -> list[Issue]:
-    from eks_karpenter.platform.migration.rules import NODEGROUP_LABEL, controller_node_group
+    from eks_karpenter.labels import NODEGROUP_LABEL
+    from eks_karpenter.platform.migration.rules import controller_node_group
 
     issues: list[Issue] = []
     stable = None if cfg.karpenter.controller_on_fargate else controller_node_group(cfg.karpenter)

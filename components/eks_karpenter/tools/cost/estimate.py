@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from eks_karpenter.catalogue import Admission, admitted, ami_family_of, load_catalogue, requirements_of
 from eks_karpenter.catalogue.match import allowed_values
-from eks_karpenter.catalogue.model import ARCH, FAMILY, InstanceType
+from eks_karpenter.catalogue.model import InstanceType
+from eks_karpenter.labels import ARCH, CAPACITY_TYPE, INSTANCE_FAMILY
 from eks_karpenter.platform.cluster.plan import SYSTEM_GROUP, node_volumes
 from eks_karpenter.platform.nodepool.admission import pool_warnings
 from eks_karpenter.quantities import quantity_value
@@ -34,7 +35,6 @@ from eks_karpenter.tools.cost import prices as P
 if TYPE_CHECKING:
     from eks_karpenter.platform.stack import StackConfig
 
-CAPACITY_TYPE = "karpenter.sh/capacity-type"
 _CAPACITY_TYPES = ("spot", "on-demand", "reserved")
 
 
@@ -204,7 +204,7 @@ def pool_figures(pool: PoolSpec, live: LivePrices | None = None) -> dict[str, An
     cpu = quantity_value(str(cpu_text)) if cpu_text is not None else None
     out: dict[str, Any] = {
         "name": pool.name, "admitted": len(adm.types), "priced": len(priced),
-        "families": adm.values(FAMILY), "capacityTypes": capacity, "arch": adm.values(ARCH),
+        "families": adm.values(INSTANCE_FAMILY), "capacityTypes": capacity, "arch": adm.values(ARCH),
         "cheapest": {"type": cheapest[0].name, "hourly": cheapest[1]} if cheapest else None,
         "usdPerVcpuHour": _range(per_vcpu, 6),
         "cpuLimit": _number(cpu) if cpu is not None else None,

@@ -9,6 +9,17 @@ from typing import Any
 
 import yaml
 
+from eks_karpenter.labels import (
+    ARCH,
+    CAPACITY_TYPE,
+    INSTANCE_CATEGORY,
+    INSTANCE_FAMILY,
+    INSTANCE_GENERATION,
+    INSTANCE_SIZE,
+    INSTANCE_TYPE,
+    OS,
+    ZONE,
+)
 from eks_karpenter.tools.engine.document import PlanDocument, PlannedResource
 from eks_karpenter.tools.engine.plan_cost import plan_cost_lines
 
@@ -63,15 +74,15 @@ def _text(value: Any) -> str:
 
 # Requirement keys a reviewer reads first, with short labels, in this order; others follow by key.
 _REQUIREMENT_LABELS = {
-    "karpenter.sh/capacity-type": "capacity",
-    "kubernetes.io/arch": "arch",
-    "kubernetes.io/os": "os",
-    "karpenter.k8s.aws/instance-category": "categories",
-    "karpenter.k8s.aws/instance-family": "families",
-    "node.kubernetes.io/instance-type": "instance types",
-    "karpenter.k8s.aws/instance-generation": "generation",
-    "karpenter.k8s.aws/instance-size": "sizes",
-    "topology.kubernetes.io/zone": "zones",
+    CAPACITY_TYPE: "capacity",
+    ARCH: "arch",
+    OS: "os",
+    INSTANCE_CATEGORY: "categories",
+    INSTANCE_FAMILY: "families",
+    INSTANCE_TYPE: "instance types",
+    INSTANCE_GENERATION: "generation",
+    INSTANCE_SIZE: "sizes",
+    ZONE: "zones",
 }
 _OPERATORS = {"In": "", "NotIn": "not ", "Gt": "> ", "Lt": "< ", "Exists": "any", "DoesNotExist": "none", "Gte": ">= ",
               "Lte": "<= "}

@@ -40,10 +40,11 @@ from pydantic import ValidationError
 from eks_karpenter import versions
 from eks_karpenter.config.errors import Issue, issues_from_validation_error
 from eks_karpenter.config.errors import render_path as render_config_path
-from eks_karpenter.platform.nodepool.config import ZONE, NodeClassConfig, NodePoolConfig
+from eks_karpenter.labels import CAPACITY_TYPE, PROVISIONER_NAME_LABEL, ZONE
+from eks_karpenter.platform.nodepool.config import NodeClassConfig, NodePoolConfig
 from eks_karpenter.platform.nodepool.rules import validate_node_config
 from eks_karpenter.platform.version_rules import validate_node_class_amis
-from eks_karpenter.tools.migrate.fields import CAPACITY_TYPE, CLASSES_KEY, LEGACY_POOL_LABEL, NAME, POOLS_KEY
+from eks_karpenter.tools.migrate.fields import CLASSES_KEY, NAME, POOLS_KEY
 from eks_karpenter.tools.migrate.model import Conversion, Doc, LegacyImportError
 from eks_karpenter.tools.migrate.node_template import convert_template
 from eks_karpenter.tools.migrate.parse import ProvisionerDoc, TemplateDoc, split_documents
@@ -151,7 +152,7 @@ def _closing_notes(report: Report, node_pools: Sequence[Mapping[str, Any]],
         report.notes.append(f"spot pools ({', '.join(spot)}): the stack needs eks-karpenter:interruption enabled "
                             "(it replaces aws-node-termination-handler), or spotWithoutInterruptionHandling: true")
     if node_pools:
-        report.notes.append(f"workloads that select nodes by {LEGACY_POOL_LABEL} must use karpenter.sh/nodepool "
+        report.notes.append(f"workloads that select nodes by {PROVISIONER_NAME_LABEL} must use karpenter.sh/nodepool "
                             "(same value: each pool keeps its provisioner's name)")
 
 

@@ -6,11 +6,23 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from eks_karpenter.labels import (
+    ARCH,
+    CAPACITY_TYPE,
+    INSTANCE_CATEGORY,
+    INSTANCE_FAMILY,
+    INSTANCE_GENERATION,
+    INSTANCE_TYPE,
+    MANAGED_BY,
+    OS,
+    PROVISIONER_NAME_LABEL,
+    RESTRICTED_TAG_KEYS,
+)
+
 PROVISIONER_API = "karpenter.sh/v1alpha5"
 TEMPLATE_API = "karpenter.k8s.aws/v1alpha1"
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
-NODECLASS_GROUP = "karpenter.k8s.aws"
 POOLS_KEY = "eks-karpenter:nodePools"
 CLASSES_KEY = "eks-karpenter:nodeClasses"
 
@@ -57,14 +69,6 @@ EVICTION_SIGNALS = ("memory.available", "nodefs.available", "nodefs.inodesFree",
                     "imagefs.inodesFree", "pid.available")
 ID_KEYS = ("aws-ids", "aws::ids")
 
-CAPACITY_TYPE = "karpenter.sh/capacity-type"
-ARCH = "kubernetes.io/arch"
-OS = "kubernetes.io/os"
-INSTANCE_TYPE = "node.kubernetes.io/instance-type"
-CATEGORY = "karpenter.k8s.aws/instance-category"
-FAMILY = "karpenter.k8s.aws/instance-family"
-GENERATION = "karpenter.k8s.aws/instance-generation"
-LEGACY_POOL_LABEL = "karpenter.sh/provisioner-name"
 
 # What the v1alpha5 defaulting webhook added to a Provisioner (v1 adds nothing).
 LEGACY_DEFAULT_REQUIREMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -73,10 +77,10 @@ LEGACY_DEFAULT_REQUIREMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
     (OS, {"key": OS, "operator": "In", "values": ["linux"]}),
 )
 LEGACY_DEFAULT_INSTANCE_REQUIREMENTS = (
-    {"key": CATEGORY, "operator": "In", "values": ["c", "m", "r"]},
-    {"key": GENERATION, "operator": "Gt", "values": ["2"]},
+    {"key": INSTANCE_CATEGORY, "operator": "In", "values": ["c", "m", "r"]},
+    {"key": INSTANCE_GENERATION, "operator": "Gt", "values": ["2"]},
 )
-INSTANCE_SELECTING_KEYS = frozenset({INSTANCE_TYPE, FAMILY, CATEGORY, GENERATION})
+INSTANCE_SELECTING_KEYS = frozenset({INSTANCE_TYPE, INSTANCE_FAMILY, INSTANCE_CATEGORY, INSTANCE_GENERATION})
 
 # v1alpha1 used these when `metadataOptions` was omitted entirely ...
 LEGACY_METADATA_DEFAULTS = {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled",
@@ -99,8 +103,7 @@ LEGACY_BLOCK_DEVICES: dict[str, list[dict[str, Any]]] = {
 }
 
 # EC2NodeClass tag keys v1 refuses (Karpenter sets them), and the ones v1alpha1 reserved.
-RESTRICTED_TAGS = ("eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim",
-                   "karpenter.k8s.aws/ec2nodeclass", LEGACY_POOL_LABEL, "karpenter.sh/managed-by")
+RESTRICTED_TAGS = (*RESTRICTED_TAG_KEYS, PROVISIONER_NAME_LABEL, MANAGED_BY)
 
 V1_VOLUME_SIZE = re.compile(r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi"
                             r"|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G"

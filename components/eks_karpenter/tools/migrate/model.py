@@ -9,7 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eks_karpenter.tools.migrate.fields import NODECLASS_API, NODECLASS_GROUP, NODEPOOL_API
+from eks_karpenter.labels import AWS_GROUP
+from eks_karpenter.tools.migrate.fields import NODECLASS_API, NODEPOOL_API
 
 Doc = tuple[str, int, dict[str, Any]]
 """One parsed YAML document: (file name, position of the document in its file counting from 1, object)."""
@@ -95,7 +96,7 @@ def _node_pool_manifest(pool: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("labels", "annotations"):
         if pool.get(key):
             meta[key] = copy.deepcopy(pool[key])
-    tspec: dict[str, Any] = {"nodeClassRef": {"group": NODECLASS_GROUP, "kind": "EC2NodeClass",
+    tspec: dict[str, Any] = {"nodeClassRef": {"group": AWS_GROUP, "kind": "EC2NodeClass",
                                               "name": pool["nodeClass"]},
                              "requirements": copy.deepcopy(pool["requirements"])}
     for key in ("taints", "startupTaints", "expireAfter", "terminationGracePeriod"):

@@ -11,6 +11,7 @@ from typing import Any
 
 from eks_karpenter import versions
 from eks_karpenter.config.errors import KeyPath
+from eks_karpenter.labels import CLUSTER_TAG_PREFIX
 from eks_karpenter.platform.cluster.rules import al2_unavailable
 from eks_karpenter.tools.migrate.fields import (
     AMI_FAMILIES,
@@ -263,7 +264,7 @@ def _tags(ctx: Ctx, path: KeyPath, value: Any) -> dict[str, str] | None:
         reason = None
         if key == "":
             reason = "empty tag key"
-        elif key.startswith("kubernetes.io/cluster"):
+        elif key.startswith(CLUSTER_TAG_PREFIX):
             reason = "kubernetes.io/cluster/* is restricted in v1 (Karpenter tags instances with it)"
         elif key in RESTRICTED_TAGS:
             reason = f"{key} is restricted (Karpenter sets it)"

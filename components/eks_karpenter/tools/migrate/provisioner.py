@@ -13,16 +13,14 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from eks_karpenter.config.errors import KeyPath
+from eks_karpenter.labels import INSTANCE_CATEGORY, INSTANCE_GENERATION, PROVISIONER_NAME_LABEL
 from eks_karpenter.platform.nodepool.config import LabelKey
 from eks_karpenter.tools.migrate.fields import (
-    CATEGORY,
     EVICTION_SIGNALS,
-    GENERATION,
     INSTANCE_SELECTING_KEYS,
     KUBELET_FIELDS,
     LEGACY_DEFAULT_INSTANCE_REQUIREMENTS,
     LEGACY_DEFAULT_REQUIREMENTS,
-    LEGACY_POOL_LABEL,
     OPERATORS,
     PROVISIONER_FIELDS,
     QUANTITY,
@@ -171,7 +169,7 @@ def _switch_off_library_defaults(body: dict[str, Any]) -> None:
     body.setdefault("limits", {})
     body["terminationGracePeriod"] = None
     keys = {r["key"] for r in body.get("requirements", [])}
-    for shortcut, key in (("instanceCategories", CATEGORY), ("minGeneration", GENERATION)):
+    for shortcut, key in (("instanceCategories", INSTANCE_CATEGORY), ("minGeneration", INSTANCE_GENERATION)):
         if key not in keys:  # (with a raw requirement on its key the shortcut is replaced anyway)
             body[shortcut] = None
 
@@ -243,8 +241,8 @@ def _legacy_defaults(ctx: Ctx, requirements: list[dict[str, Any]], labels: Mappi
 
 def _check_label_key(ctx: Ctx, path: KeyPath, key: str, what: str) -> bool:
     """v1's restrictions on requirement keys and node label keys, with the legacy label named."""
-    if key == LEGACY_POOL_LABEL:
-        ctx.problem(path, f"{LEGACY_POOL_LABEL} became karpenter.sh/nodepool, which v1 restricts (Karpenter sets "
+    if key == PROVISIONER_NAME_LABEL:
+        ctx.problem(path, f"{PROVISIONER_NAME_LABEL} became karpenter.sh/nodepool, which v1 restricts (Karpenter sets "
                     f"it to the pool's name): remove this {what}")
         return False
     try:

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from eks_karpenter.catalogue import InstanceType, Requirement
-from eks_karpenter.catalogue.model import ARCH, OS
+from eks_karpenter.labels import ARCH, NODEPOOL_LABEL, OS
 from eks_karpenter.quantities import cpu_millis, memory_bytes
-from eks_karpenter.tools.simulate.pools import NODEPOOL_LABEL, Pool
+from eks_karpenter.tools.simulate.pools import Pool
 from eks_karpenter.tools.simulate.workload import Deployment, Workload
 
 MIB = 1 << 20

@@ -8,14 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from eks_karpenter.catalogue import Catalogue, InstanceType, Requirement, admitted_for
+from eks_karpenter.labels import CAPACITY_TYPE, NODEPOOL_LABEL, REGION, ZONE
 from eks_karpenter.platform.nodepool.manifests import render_node_class, render_node_pool
 from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.quantities import cpu_millis, memory_bytes
 from eks_karpenter.tools.simulate.workload import quantity
-
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
-CAPACITY_TYPE = "karpenter.sh/capacity-type"
-ZONE, REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from eks_karpenter.catalogue import InstanceType
-from eks_karpenter.catalogue.model import ARCH, MEMORY
+from eks_karpenter.labels import ARCH, CAPACITY_TYPE, INSTANCE_MEMORY
 from eks_karpenter.tools.simulate.fit import (
     MIB,
     Check,
@@ -32,7 +32,7 @@ from eks_karpenter.tools.simulate.fit import (
     largest_first,
     size_refusal,
 )
-from eks_karpenter.tools.simulate.pools import CAPACITY_TYPE, Pool
+from eks_karpenter.tools.simulate.pools import Pool
 from eks_karpenter.tools.simulate.workload import Workload
 
 # --- placement ---------------------------------------------------------------------------------------------------
@@ -44,7 +44,7 @@ def capacity(t: InstanceType | None, key: str) -> int:
     if key == "cpu":
         return t.vcpus * 1000
     if key == "memory":
-        return int(t.labels[MEMORY]) * MIB
+        return int(t.labels[INSTANCE_MEMORY]) * MIB
     if key == "nodes":
         return 1
     return t.extended.get(key, 0)

@@ -17,10 +17,10 @@ from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, 
 from eks_karpenter.config.errors import Issue, KeyPath, issues_from_validation_error, render_path, show
 from eks_karpenter.config.model import Model, empty_dict, empty_list
 from eks_karpenter.config.stackfile import parse_yaml
+from eks_karpenter.labels import ARCH
 from eks_karpenter.platform.nodepool.workload import tolerates
 from eks_karpenter.quantities import cpu_millis, memory_bytes, quantity_value
 
-ARCH_LABEL = "kubernetes.io/arch"
 
 def quantity(text: str) -> Decimal:
     """A non-negative Kubernetes quantity (`500m`, `1`, `1.5Gi`, `128974848`, `129e6`) as an exact number."""
@@ -91,7 +91,7 @@ class Deployment(Model):
         """The node selector with the architecture folded in (as `kubernetes.io/arch`)."""
         out = dict(self.node_selector)
         if self.architecture != "any":
-            out.setdefault(ARCH_LABEL, self.architecture)
+            out.setdefault(ARCH, self.architecture)
         return out
 
 
@@ -129,9 +129,9 @@ def validate_workload(workload: Workload) -> list[Issue]:
             issues.append(Issue(("deployments", i, "name"), f"duplicate name (also deployments[{seen[d.name]}])",
                                 d.name))
         seen.setdefault(d.name, i)
-        pinned = d.node_selector.get(ARCH_LABEL)
+        pinned = d.node_selector.get(ARCH)
         if pinned is not None and d.architecture != "any" and pinned != d.architecture:
-            issues.append(Issue(("deployments", i, "nodeSelector", ARCH_LABEL),
+            issues.append(Issue(("deployments", i, "nodeSelector", ARCH),
                                 f"contradicts architecture: {d.architecture}", pinned))
     names = [s.name for s in workload.daemon_sets]
     for i, name in enumerate(names):

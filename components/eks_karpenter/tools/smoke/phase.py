@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from eks_karpenter.labels import NODEGROUP_LABEL
 from eks_karpenter.platform.karpenter.config import duration_seconds
 from eks_karpenter.platform.migration.config import OPT_IN_TAINT_KEY
-from eks_karpenter.platform.migration.rules import NODEGROUP_LABEL
 from eks_karpenter.platform.stack import StackConfig
 
 MAX_LISTED = 10

@@ -19,6 +19,7 @@ from typing import Any
 
 from eks_karpenter.catalogue import Admission, InstanceType, Requirement, admitted, admitted_for, requirements_of
 from eks_karpenter.catalogue.match import WINDOWS_FAMILIES, allowed_values, ami_family_of
+from eks_karpenter.labels import ARCH, CAPACITY_TYPE, DO_NOT_DISRUPT, NODEPOOL_LABEL, OS
 from eks_karpenter.platform.nodepool.workload import tolerates, toleration_for
 from eks_karpenter.quantities import cpu_millis, memory_bytes
 from eks_karpenter.tools.smoke.config import SmokeSizing
@@ -30,11 +31,6 @@ RUN_LABEL = "eks-karpenter.dev/smoke-run"
 """Label on the run's namespace (and its objects): `--cleanup` deletes every namespace carrying it."""
 POOL_LABEL = "eks-karpenter.dev/smoke-pool"
 NAMESPACE_PREFIX = "eks-karpenter-smoke-"
-NODEPOOL = "karpenter.sh/nodepool"
-CAPACITY_TYPE = "karpenter.sh/capacity-type"
-ARCH = "kubernetes.io/arch"
-OS = "kubernetes.io/os"
-DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 CAPACITY_PREFERENCE = ("spot", "on-demand", "reserved")
 """Spot first when the pool allows it: that is what its workloads get, and what has the most to prove (the spot
 service-linked role, spot capacity in the pool's zones)."""
@@ -166,7 +162,7 @@ def plan_pool(pool_manifest: Mapping[str, Any], class_manifest: Mapping[str, Any
         raise SmokePlanError(f"pool {name!r} admits no priced instance type from the catalogue")
     cpu, memory = size_requests(cheapest, sizing)
     os = _os_of(class_manifest)
-    selector = {NODEPOOL: name, ARCH: cheapest.arch, OS: os, CAPACITY_TYPE: capacities[0]}
+    selector = {NODEPOOL_LABEL: name, ARCH: cheapest.arch, OS: os, CAPACITY_TYPE: capacities[0]}
     spec = pool_manifest["spec"]["template"]["spec"]
     # startupTaints are not tolerated: the node's owner removes them, and the pod must wait for that.
     tolerations = [toleration_for(t) for t in spec.get("taints") or ()]
@@ -240,7 +236,7 @@ def unschedulable_reasons(pod_spec: Mapping[str, Any], pool_manifest: Mapping[st
     allocatable of the instance types the pool and the selector both admit."""
     name = pool_manifest["metadata"]["name"]
     template = pool_manifest["spec"]["template"]
-    labels = {**(template.get("metadata") or {}).get("labels", {}), NODEPOOL: name}
+    labels = {**(template.get("metadata") or {}).get("labels", {}), NODEPOOL_LABEL: name}
     reasons: list[str] = []
     reqs = requirements_of(pool_manifest)
     extra: list[Requirement] = []

@@ -15,11 +15,12 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from eks_karpenter.labels import CAPACITY_TYPE, INSTANCE_TYPE, MIRROR_POD_ANNOTATION, NODEPOOL_LABEL, ZONE
 from eks_karpenter.platform.kube import KubeApi, KubeError
 from eks_karpenter.quantities import cpu_millis
 from eks_karpenter.tools.smoke.budgets import Consolidation, ConsolidationState, consolidation_of
 from eks_karpenter.tools.smoke.config import SmokeTimeouts
-from eks_karpenter.tools.smoke.plan import NODEPOOL, RUN_LABEL, PoolPlan, SmokePlan, sized_above
+from eks_karpenter.tools.smoke.plan import RUN_LABEL, PoolPlan, SmokePlan, sized_above
 
 
 class Status(StrEnum):
@@ -234,12 +235,12 @@ class Runner:
             r.disruption = (live.get("spec") or {}).get("disruption") or {}
             r.consolidation = consolidation_of(r.disruption, self.settings.now())
             r.existing_claims = frozenset(
-                c["metadata"]["name"] for c in claims if c["metadata"].get("labels", {}).get(NODEPOOL) == r.pool)
+                c["metadata"]["name"] for c in claims if c["metadata"].get("labels", {}).get(NODEPOOL_LABEL) == r.pool)
             self._size_above_existing_nodes(r)
 
     def _size_above_existing_nodes(self, r: PoolResult) -> None:
         """Make the pod too big for the free room of every existing node of the pool."""
-        free = {n["metadata"]["name"]: self._free_cpu(n) for n in self.api.list_nodes(f"{NODEPOOL}={r.pool}")}
+        free = {n["metadata"]["name"]: self._free_cpu(n) for n in self.api.list_nodes(f"{NODEPOOL_LABEL}={r.pool}")}
         most = max(free.values(), default=0)
         resized = sized_above(r.plan, most)
         if resized is None:
@@ -360,9 +361,9 @@ class Runner:
         if claim is None or not _is_true(claim, "Launched"):
             return False
         labels = claim["metadata"].get("labels", {})
-        r.instance_type = labels.get("node.kubernetes.io/instance-type")
-        r.capacity_type = labels.get("karpenter.sh/capacity-type")
-        r.zone = labels.get("topology.kubernetes.io/zone")
+        r.instance_type = labels.get(INSTANCE_TYPE)
+        r.capacity_type = labels.get(CAPACITY_TYPE)
+        r.zone = labels.get(ZONE)
         self._mark(r, Milestone.CLAIM_LAUNCHED, self.elapsed())
         return True
 
@@ -400,7 +401,7 @@ class Runner:
             r.status = Status.OK
 
     def _new_claims(self, r: PoolResult, claims: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-        return [c for c in claims if c["metadata"].get("labels", {}).get(NODEPOOL) == r.pool
+        return [c for c in claims if c["metadata"].get("labels", {}).get(NODEPOOL_LABEL) == r.pool
                 and c["metadata"]["name"] not in r.existing_claims]
 
     def _nominated(self, r: PoolResult, new: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -492,7 +493,7 @@ class Runner:
     def _diagnose(self, r: PoolResult, claims: Sequence[Mapping[str, Any]]) -> list[str]:
         lines: list[str] = []
         mine = [c for c in claims if c["metadata"]["name"] == r.nodeclaim] if r.nodeclaim else [
-            c for c in claims if c["metadata"].get("labels", {}).get(NODEPOOL) == r.pool
+            c for c in claims if c["metadata"].get("labels", {}).get(NODEPOOL_LABEL) == r.pool
             and c["metadata"]["name"] not in r.existing_claims]
         events: list[Mapping[str, Any]] = []
         for c in mine:
@@ -537,7 +538,7 @@ def _claim_problems(claim: Mapping[str, Any]) -> list[str]:
 
 def _daemon_or_mirror(pod: Mapping[str, Any]) -> bool:
     meta = pod.get("metadata") or {}
-    if "kubernetes.io/config.mirror" in (meta.get("annotations") or {}):
+    if MIRROR_POD_ANNOTATION in (meta.get("annotations") or {}):
         return True
     return any(o.get("kind") == "DaemonSet" for o in meta.get("ownerReferences") or ())
 
