@@ -5,7 +5,8 @@
 
 botocore ships AWS's own table of partitions (their region patterns, regions and DNS suffixes). The library keeps
 a generated copy instead of depending on botocore at run time (botocore is some 20 MB, for one small table; it is
-only in the `live` extra); tests/config/test_regions.py checks that the copy equals the installed botocore's.
+only in the `live` extra); tests/config/test_catalogue_typos.py checks that the copy equals the installed
+botocore's.
 """
 
 from __future__ import annotations

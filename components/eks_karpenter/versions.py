@@ -149,4 +149,5 @@ PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 PROMETHEUS_OPERATOR_VERSION = "0.86.0"
 """The Prometheus Operator whose `monitoring.coreos.com/v1` API (ServiceMonitor, PodMonitor, PrometheusRule) the
 rendered alert rules and the charts' monitors target. The PrometheusRule is checked against this version's
-schema for the fields it uses (tests/platform/test_observability.py: the CRD itself is not available offline)."""
+schema for the fields it uses (tests/platform/observability/test_observability.py: the CRD itself is not
+available offline)."""

@@ -34,7 +34,8 @@ def run_without_upstream(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_upstream_reading_modules_are_found() -> None:
     modules = upstream_modules()
-    assert "tests/platform/test_karpenter_values.py" in modules and "tests/project/test_crd_validator.py" in modules
+    assert "tests/platform/karpenter/test_karpenter_values.py" in modules
+    assert "tests/project/test_crd_validator.py" in modules
     assert len(modules) >= 8
 
 

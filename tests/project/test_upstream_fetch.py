@@ -70,7 +70,7 @@ def test_lock_pins_every_upstream_file_the_tests_name() -> None:
 
 
 def test_every_supported_karpenter_release_has_both_charts_locked() -> None:
-    # The chart references the program installs are held to these (tests/platform/test_chart_lock.py).
+    # The chart references the program installs are held to these (tests/platform/stack/test_chart_lock.py).
     for version in versions.KARPENTER_VERSIONS:
         assert {f"{versions.KARPENTER_CHART}:{version}", f"{versions.KARPENTER_CRD_CHART}:{version}"} <= set(OCI_CHARTS)
 

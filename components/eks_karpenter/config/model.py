@@ -50,8 +50,8 @@ class Model(BaseModel, metaclass=_Documented):
     def defaults(cls) -> Self:
         """The model as a stack file that leaves it out gets it: every field at its default and none marked set,
         built without validation. Defaults are constants of the code, so validating them on every run would
-        only build the validators of sections the stack does not use; tests/config/test_stack_rules.py checks that each
-        config model's `defaults()` is what validating it empty gives."""
+        only build the validators of sections the stack does not use; tests/platform/stack/test_stack_rules.py
+        checks that each config model's `defaults()` is what validating it empty gives."""
         required = [name for name, field in cls.__pydantic_fields__.items() if field.is_required()]
         if required:
             raise TypeError(f"{cls.__qualname__} has no defaults for {', '.join(required)}")

@@ -412,7 +412,7 @@ def test_policy_documents_are_built_without_invokes() -> None:
         assert "aws:iam/getPolicyDocument:getPolicyDocument" not in invokes
         # Per stack, not per pool: caller identity; for an existing cluster also the preflight (cluster, session
         # context, the in-cluster look-up, one look-up per named node group) and the OIDC provider; besides, the
-        # pin look-ups (tests/platform/test_lookups.py): per add-on, alias and node group.
+        # pin look-ups (tests/platform/stack/test_lookups.py): per add-on, alias and node group.
         pins = ("aws:eks/getAddonVersion:getAddonVersion", "aws:ssm/getParameter:getParameter")
         groups = invokes.count("aws:eks/getNodeGroup:getNodeGroup")
         rest = [t for t in invokes if t not in pins]

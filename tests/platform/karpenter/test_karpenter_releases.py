@@ -17,8 +17,8 @@ from eks_karpenter.platform.karpenter.config import KarpenterConfig
 from eks_karpenter.platform.karpenter.releases import omitted_values, release_of, upgrade_changes
 from eks_karpenter.platform.karpenter.values import controller_values
 
-from tests.platform.test_iam_policy import CfnLoader, normalise
-from tests.platform.test_karpenter_values import CONFIGS, ENDPOINT, QUEUE
+from tests.platform.iam.test_iam_policy import CfnLoader, normalise
+from tests.platform.karpenter.test_karpenter_values import CONFIGS, ENDPOINT, QUEUE
 from tests.support import STACKS, UPSTREAM, plan_stack, requires_upstream
 from tests.support.helm_keys import KARPENTER_CRD_OPEN_MAPS, KARPENTER_OPEN_MAPS, MISSING, lookup, undefined_keys
 from tests.support.iam import all_actions
