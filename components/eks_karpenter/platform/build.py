@@ -27,19 +27,20 @@ from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, pool_rights_issues, team_guardrails
 from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup
 from eks_karpenter.platform.cluster import Cluster
-from eks_karpenter.platform.cluster.plan import addon_versions
+from eks_karpenter.platform.cluster.plan import addon_versions, control_plane_log_group
 from eks_karpenter.platform.cluster.rules import endpoint_warnings, instance_type_warnings, version_warnings
 from eks_karpenter.platform.iam import KarpenterIam, NodeRole
 from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
+from eks_karpenter.platform.karpenter.teardown import Scope
 from eks_karpenter.platform.karpenter.teardown_hooks import GUARD_CONFIGMAP, TeardownHooks
 from eks_karpenter.platform.lookups import check_pins
 from eks_karpenter.platform.migration import Migration, with_opt_in_taint
 from eks_karpenter.platform.migration.component import LegacyGroupFacts
 from eks_karpenter.platform.migration.config import MigrationConfig
-from eks_karpenter.platform.namespaces import Namespaces, platform_namespaces
+from eks_karpenter.platform.namespaces import Namespaces, NamespaceSpec, platform_namespaces
 from eks_karpenter.platform.network import Network
 from eks_karpenter.platform.nodepool import (
     NodeClass,
@@ -63,6 +64,7 @@ from eks_karpenter.platform.observability.dashboard import PoolPrice, pool_price
 from eks_karpenter.platform.observability.monitors import karpenter_monitor_values, nth_monitor_values
 from eks_karpenter.platform.preflight.lookup import run_preflight, warn_unchecked
 from eks_karpenter.platform.stack import StackConfig
+from eks_karpenter.platform.stack_cluster import StackCluster
 from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
 from eks_karpenter.quantities import cpu_millis
 
@@ -126,8 +128,7 @@ def build_platform(cfg: StackConfig) -> None:
     # The destroy guard (platform/karpenter/teardown.py): refuses while something destroy cannot delete exists,
     # and drains this stack's pools before the controller goes. Hooks run in the program: `pulumi destroy
     # --run-program`.
-    guard = TeardownHooks(st.name, [p.name for p in cfg.node_pools], cluster.provider_kubeconfig,
-                          cfg.karpenter.delete_timeout)
+    guard = TeardownHooks(_teardown_scope(cfg), _stack_cluster(st, cluster), cfg.karpenter.delete_timeout)
     karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets, guard)
     pools, pool_manifests, class_manifests = _node_objects(st, karpenter, node_role_name, guard)
     _migration(st, cluster, karpenter, pools)
@@ -229,13 +230,34 @@ def _karpenter_iam(st: _Stack, cluster: Cluster, node_role: NodeRole,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster]))
 
 
-def _namespaces(st: _Stack, cluster: Cluster) -> Namespaces | None:
-    cfg = st.cfg
-    wanted = platform_namespaces(
+def _stack_cluster(st: _Stack, cluster: Cluster) -> StackCluster:
+    """The stack's own cluster for its hooks: its provider's kubeconfig, checked against the endpoint and
+    certificate authority the stack's cluster resource (or the adopted cluster's look-up) holds."""
+    return StackCluster(st.name, cluster.provider_kubeconfig, cluster.endpoint, cluster.certificate_authority)
+
+
+def _teardown_scope(cfg: StackConfig) -> Scope:
+    """What this stack's destroy removes: its pools; on a cluster it created, the cluster and VPC too (so their
+    load balancers and every volume matter); the namespaces it deletes; the control-plane log group it made."""
+    created = not cfg.cluster.existing
+    return Scope(cluster=cfg.cluster.name, own_pools=frozenset(p.name for p in cfg.node_pools),
+                 created_cluster=created,
+                 deleted_namespaces=frozenset(n.name for n in _wanted_namespaces(cfg) if not n.retain_on_delete),
+                 control_plane_log_group=control_plane_log_group(cfg.cluster.name)
+                 if created and cfg.cluster.log_types else None)
+
+
+def _wanted_namespaces(cfg: StackConfig) -> list[NamespaceSpec]:
+    return platform_namespaces(
         karpenter=cfg.karpenter.namespace,
         node_termination_handler=cfg.node_termination_handler.namespace if cfg.node_termination_handler.enabled
         else None,
         teams=[(team.name, team.namespaces) for team in cfg.access.teams])
+
+
+def _namespaces(st: _Stack, cluster: Cluster) -> Namespaces | None:
+    cfg = st.cfg
+    wanted = _wanted_namespaces(cfg)
     if not wanted:
         return None
     return Namespaces("namespaces", {"namespaces": wanted, "deleteTimeout": cfg.karpenter.delete_timeout},
