@@ -25,7 +25,7 @@ from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.labels import INSTANCE_CPU
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, pool_rights_issues, team_guardrails
-from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup
+from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup, release_owner
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.plan import addon_versions, control_plane_log_group
 from eks_karpenter.platform.cluster.rules import endpoint_warnings, instance_type_warnings, version_warnings
@@ -63,6 +63,7 @@ from eks_karpenter.platform.observability.component import Observability
 from eks_karpenter.platform.observability.dashboard import PoolPrice, pool_price
 from eks_karpenter.platform.observability.monitors import karpenter_monitor_values, nth_monitor_values
 from eks_karpenter.platform.preflight.lookup import run_preflight, warn_unchecked
+from eks_karpenter.platform.release_owner import ReleaseOwner
 from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.stack_cluster import StackCluster
 from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
@@ -128,12 +129,15 @@ def build_platform(cfg: StackConfig) -> None:
     # The destroy guard (platform/karpenter/teardown.py): refuses while something destroy cannot delete exists,
     # and drains this stack's pools before the controller goes. Hooks run in the program: `pulumi destroy
     # --run-program`.
-    guard = TeardownHooks(_teardown_scope(cfg), _stack_cluster(st, cluster), cfg.karpenter.delete_timeout)
-    karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets, guard)
+    stack_cluster = _stack_cluster(st, cluster)
+    guard = TeardownHooks(_teardown_scope(cfg), stack_cluster, cfg.karpenter.delete_timeout)
+    # Labels this stack's Helm releases as its own, which the next preflight reads (platform/release_owner.py).
+    owner = ReleaseOwner(stack_cluster, release_owner(project, pulumi.get_stack()))
+    karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets, guard, owner)
     pools, pool_manifests, class_manifests = _node_objects(st, karpenter, node_role_name, guard)
     _migration(st, cluster, karpenter, pools)
     if cfg.node_termination_handler.enabled:
-        _node_termination_handler(st, cluster, namespaces)
+        _node_termination_handler(st, cluster, namespaces, owner)
     if obs.enabled:
         _observability(st, cluster, karpenter, private_subnets, pool_manifests, class_manifests)
     _export(st, network, cluster, node_role, node_role_name, iam, karpenter, queue, access, pools)
@@ -270,7 +274,7 @@ def _in(namespaces: Namespaces | None, name: str) -> list[pulumi.Resource]:
 
 def _karpenter(st: _Stack, cluster: Cluster, iam: KarpenterIam, node_role: NodeRole,
                queue: InterruptionQueue | None, namespaces: Namespaces | None,
-               private_subnets: pulumi.Output[list[str]], guard: TeardownHooks) -> Karpenter:
+               private_subnets: pulumi.Output[list[str]], guard: TeardownHooks, owner: ReleaseOwner) -> Karpenter:
     kcfg = st.cfg.karpenter
     # Everything the controller needs running before it starts, and still there while it drains nodes on
     # destroy (NodePools and EC2NodeClasses depend on the controller, so they are deleted first): node groups
@@ -291,7 +295,9 @@ def _karpenter(st: _Stack, cluster: Cluster, iam: KarpenterIam, node_role: NodeR
         "interruptionQueueName": queue.queue_name if queue else None,
         "controllerRoleArn": iam.controller_role_arn, "dependsOn": controller_needs,
         "deleteTimeout": kcfg.delete_timeout, "systemNodeGroup": not st.cfg.cluster.existing,
-        "extraValues": karpenter_monitor_values(st.cfg.observability), "controllerHooks": guard.drain_binding,
+        "extraValues": karpenter_monitor_values(st.cfg.observability), "crdHooks": owner.binding,
+        "controllerHooks": pulumi.ResourceHookBinding(before_delete=[guard.drain], after_create=[owner.hook],
+                                                      after_update=[owner.hook]),
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
 
@@ -365,12 +371,13 @@ def _migration(st: _Stack, cluster: Cluster, karpenter: Karpenter,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
 
-def _node_termination_handler(st: _Stack, cluster: Cluster, namespaces: Namespaces | None) -> None:
+def _node_termination_handler(st: _Stack, cluster: Cluster, namespaces: Namespaces | None,
+                              owner: ReleaseOwner) -> None:
     nth = st.cfg.node_termination_handler
     NodeTerminationHandler("node-termination-handler", {
         "config": nth, "clusterName": st.name, "tags": st.tags,
         "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
-        "extraValues": nth_monitor_values(st.cfg.observability, nth.mode),
+        "extraValues": nth_monitor_values(st.cfg.observability, nth.mode), "releaseHooks": owner.binding,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
                                    depends_on=[*cluster.ready, *_in(namespaces, nth.namespace)]))
 

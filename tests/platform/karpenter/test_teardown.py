@@ -22,6 +22,7 @@ from eks_karpenter.platform.karpenter.teardown_hooks import (
     _seconds,
 )
 from eks_karpenter.platform.kube import KubeApi, KubeError
+from eks_karpenter.platform.release_owner import HOOK as OWNER_HOOK
 from eks_karpenter.platform.stack_cluster import ClusterIdentity, StackCluster, cluster_mismatch
 from eks_karpenter.tools.project import ProgramProject, validated_stack_config
 
@@ -298,7 +299,8 @@ def test_plan_binds_the_check_before_pools_and_classes_and_the_drain_to_the_cont
                                        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")}
     assert karpenter_objects and karpenter_objects <= set(guard.options["dependsOn"])
     controller = doc.get("kubernetes:helm.sh/v3:Release", "karpenter-controller")
-    assert controller.options["hooks"] == {"beforeDelete": [DRAIN_HOOK]}
+    assert controller.options["hooks"] == {"beforeDelete": [DRAIN_HOOK], "afterCreate": [OWNER_HOOK],
+                                           "afterUpdate": [OWNER_HOOK]}
 
 
 def test_each_stacks_destroy_scope() -> None:

@@ -43,7 +43,8 @@ def _seconds(duration: str) -> float:
 
 
 class TeardownHooks:
-    """The two hooks for one stack: bind `check_binding` to pools and classes, `drain_binding` to the controller."""
+    """The two hooks for one stack: bind `check_binding` to the guard ConfigMap, `drain` (before delete) to the
+    controller release."""
 
     def __init__(self, scope: Scope, cluster: StackCluster, drain_timeout: str) -> None:
         self.scope = scope
@@ -83,7 +84,3 @@ class TeardownHooks:
     @property
     def check_binding(self) -> pulumi.ResourceHookBinding:
         return pulumi.ResourceHookBinding(before_delete=[self.check])
-
-    @property
-    def drain_binding(self) -> pulumi.ResourceHookBinding:
-        return pulumi.ResourceHookBinding(before_delete=[self.drain])

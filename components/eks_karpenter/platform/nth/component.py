@@ -45,6 +45,8 @@ class NodeTerminationHandlerArgs(TypedDict):
     or the groups behind EKS managed node groups. Each gets a lifecycle hook and the managed tag."""
     extraValues: NotRequired[Mapping[str, Any]]
     """Chart values merged over the config's (top-level keys replaced), e.g. `nth_monitor_values` for scraping."""
+    releaseHooks: NotRequired[pulumi.ResourceHookBinding]
+    """Resource hooks of the Helm release (the ownership label: `release_owner`)."""
 
 
 def _slug(text: str) -> str:
@@ -113,7 +115,8 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             values=values,
             # How a preflight tells this stack's release from one another tool installed under the same name.
             description=release_marker(pulumi.get_project(), pulumi.get_stack()),
-            opts=child_options(self, opts, *depends_on))
+            opts=pulumi.ResourceOptions.merge(child_options(self, opts, *depends_on),
+                                              pulumi.ResourceOptions(hooks=args.get("releaseHooks"))))
 
         self.release_name = release.name.apply(lambda n: n or RELEASE_NAME)
         self.namespace = release.namespace.apply(lambda n: n or cfg.namespace)
