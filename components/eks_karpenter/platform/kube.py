@@ -10,15 +10,24 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from eks_karpenter.labels import KARPENTER_GROUP
 
-if TYPE_CHECKING:
-    from eks_karpenter.platform.stack_cluster import ClusterIdentity
-
 KARPENTER_VERSION = "v1"
 INSTALL_HINT = "pip install 'eks-karpenter[smoke]'"
+
+
+@dataclass(frozen=True)
+class ClusterIdentity:
+    """Which API server a client talks to and which certificate authority it trusts to prove it."""
+
+    server: str
+    certificate_authority: bytes | None
+    """PEM the client verifies the server's certificate with (None: the system's trust store)."""
+    verifies: bool
+    """TLS verification is on (off: any server at that address would do)."""
 
 
 class KubeError(Exception):
@@ -197,8 +206,6 @@ class KubeApi:
 
     def identity(self) -> ClusterIdentity:
         """The API server this client goes to and the certificate authority it verifies it with."""
-        from eks_karpenter.platform.stack_cluster import ClusterIdentity
-
         conf = self.api_client.configuration
         ca: bytes | None = None
         if conf.ssl_ca_cert:

@@ -8,22 +8,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import yaml
 
+from eks_karpenter.platform.kube import ClusterIdentity, KubeApi
 
-@dataclass(frozen=True)
-class ClusterIdentity:
-    """Which API server a client talks to and which certificate authority it trusts to prove it."""
-
-    server: str
-    certificate_authority: bytes | None
-    """PEM the client verifies the server's certificate with (None: the system's trust store)."""
-    verifies: bool
-    """TLS verification is on (off: any server at that address would do)."""
+__all__ = ["ClusterIdentity", "OtherCluster", "StackCluster", "cluster_mismatch"]
 
 
 class OtherCluster(Exception):
@@ -74,10 +66,8 @@ class StackCluster:
     def _expect(self, values: list[Any]) -> None:
         self.endpoint, self.certificate_authority = str(values[0] or ""), str(values[1] or "")
 
-    def api(self) -> Any:
+    def api(self) -> KubeApi:
         """A `KubeApi` for the stack's cluster; `OtherCluster` when there is none to build, or it is another's."""
-        from eks_karpenter.platform.kube import KubeApi
-
         if not self.kubeconfig:
             raise OtherCluster(f"the program did not resolve the kubeconfig of cluster {self.cluster} (the stack's "
                                "Kubernetes provider's), and no other kubeconfig is used")
