@@ -10,6 +10,8 @@ terminate the instances it launched instead of leaving them running.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
@@ -62,6 +64,7 @@ from eks_karpenter.platform.observability.alerts import queue_alarms
 from eks_karpenter.platform.observability.component import Observability
 from eks_karpenter.platform.observability.dashboard import PoolPrice, pool_price
 from eks_karpenter.platform.observability.monitors import karpenter_monitor_values, nth_monitor_values
+from eks_karpenter.platform.preflight.checks import placeholder_issue
 from eks_karpenter.platform.preflight.lookup import run_preflight, warn_unchecked
 from eks_karpenter.platform.release_owner import ReleaseOwner
 from eks_karpenter.platform.stack import StackConfig
@@ -108,9 +111,10 @@ def build_platform(cfg: StackConfig) -> None:
     existing, facts = run_preflight(cfg, source, project, pulumi.get_stack()) if cfg.cluster.existing \
         else (None, None)
     warn_unchecked(cfg)
-    if existing is not None:
-        refuse_guardrails_before_1_30(cfg, existing.version, source, project)
     st = replace(st, existing=existing, facts=facts)
+    with _placeholders_warn(facts):
+        if existing is not None:
+            refuse_guardrails_before_1_30(cfg, existing.version, source, project)
     _check_pins(st, existing)
 
     network = _network(st)
@@ -143,6 +147,19 @@ def build_platform(cfg: StackConfig) -> None:
     _export(st, network, cluster, node_role, node_role_name, iam, karpenter, queue, access, pools)
 
 
+@contextmanager
+def _placeholders_warn(facts: ClusterFacts | None) -> Iterator[None]:
+    """Problems found on an adopted cluster's version when the offline plan's mocks made it up: warnings, not
+    errors (they say nothing about the real cluster)."""
+    try:
+        yield
+    except ConfigError as exc:
+        if facts is None or not facts.placeholder:
+            raise
+        for issue in exc.issues:
+            pulumi.log.warn(placeholder_issue(issue))
+
+
 def _warn(cfg: StackConfig) -> None:
     for warning in [*version_warnings(cfg.cluster, today()), *endpoint_warnings(cfg.cluster),
                     *instance_type_warnings(cfg.cluster),
@@ -156,8 +173,9 @@ def _check_pins(st: _Stack, existing: aws.eks.GetClusterResult | None) -> None:
     cluster's own version against the Karpenter release and the AMI aliases."""
     cfg, project = st.cfg, st.project
     if existing is not None:
-        check_adopted_version(existing.version, cfg.karpenter.version, cfg.node_classes, st.source,
-                              (f"{project}:cluster",), (f"{project}:nodeClasses",))
+        with _placeholders_warn(st.facts):
+            check_adopted_version(existing.version, cfg.karpenter.version, cfg.node_classes, st.source,
+                                  (f"{project}:cluster",), (f"{project}:nodeClasses",))
     check_pins(existing.version if existing is not None else cfg.cluster.version,
                addons=None if existing is not None else addon_versions(cfg.cluster),
                classes=cfg.node_classes, pools=cfg.node_pools,

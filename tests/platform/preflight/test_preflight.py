@@ -483,3 +483,20 @@ def test_a_label_the_hook_cannot_set_is_a_warning_with_the_command(monkeypatch: 
     assert fake.requests == []
     [warning] = warned
     assert label_release_command("kube-system", "karpenter-crd", OWNER) in warning
+
+
+def test_a_version_problem_on_the_placeholder_version_is_a_warning() -> None:
+    """The mocks' Kubernetes 1.33 has no AL2 AMIs; the real cluster may run 1.32: a warning offline."""
+    classes = [{**c, "amiSelectorTerms": [{"alias": "al2@latest"}]}
+               for c in stack_config("brownfield")["eks-karpenter:nodeClasses"]]
+    overrides = {"eks-karpenter:nodeClasses": json.dumps(classes)}
+    doc = plan_program(REPO, "brownfield", config_overrides=overrides)
+    assert any(w.startswith("offline placeholder facts: eks-karpenter:nodeClasses") for w in doc.warnings)
+
+    def recorded(version: str) -> Any:
+        def answer(args: dict[str, Any]) -> dict[str, Any]:
+            return {**engine_mocks.placeholder_answer(GET_CLUSTER, args, "us-west-2", recorded=True),
+                    "version": version}
+        return answer
+    result = run_plan(REPO, "brownfield", config_overrides=overrides, invoke_results={GET_CLUSTER: recorded("1.33")})
+    assert isinstance(result.error, ConfigError) and "nodeClasses" in str(result.error)

@@ -92,10 +92,13 @@ def placeholder_warnings(facts: ClusterFacts, on_placeholders: list[Issue], stac
               "facts.json`")
     warnings = [f"offline placeholders, not the facts of cluster {facts.name!r}: {'; '.join(made_up)}. The plan "
                 f"shows them as the mocks made them up; {record}"]
-    warnings += [f"offline placeholder facts: {render_path(issue.path)}: {issue.message} (not an error: the real "
-                 "cluster may differ; `pulumi preview`, or a plan with --facts, checks it)"
-                 for issue in on_placeholders]
-    return warnings
+    return warnings + [placeholder_issue(issue) for issue in on_placeholders]
+
+
+def placeholder_issue(issue: Issue) -> str:
+    """A problem found only on the offline plan's made-up facts, as the warning it is."""
+    return (f"offline placeholder facts: {render_path(issue.path)}: {issue.message} (not an error: the real cluster "
+            "may differ; `pulumi preview`, or a plan with --facts, checks it)")
 
 
 def _authentication_mode(facts: ClusterFacts, at: KeyPath) -> list[Issue]:
