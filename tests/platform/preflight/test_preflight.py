@@ -18,7 +18,7 @@ from eks_karpenter.platform.preflight.probe import answer
 from eks_karpenter.tools.engine import PlanResult, plan_program, run_plan
 from eks_karpenter.tools.engine import mocks as engine_mocks
 
-from tests.support import REPO, invoke_tokens, stack_config
+from tests.support import REPO, UPSTREAM, invoke_tokens, requires_upstream, stack_config
 
 GET_CLUSTER = "aws:eks/getCluster:getCluster"
 GET_NODE_GROUP = "aws:eks/getNodeGroup:getNodeGroup"
@@ -500,3 +500,12 @@ def test_a_version_problem_on_the_placeholder_version_is_a_warning() -> None:
         return answer
     result = run_plan(REPO, "brownfield", config_overrides=overrides, invoke_results={GET_CLUSTER: recorded("1.33")})
     assert isinstance(result.error, ConfigError) and "nodeClasses" in str(result.error)
+
+
+@requires_upstream
+def test_the_preflight_asks_for_every_crd_of_the_pinned_crd_chart() -> None:
+    templates = UPSTREAM / "charts" / "karpenter-crd" / "templates"
+    names = {re.search(r"(?m)^metadata:\n(?:  .*\n)*?  name: ([a-z0-9.-]+)$", p.read_text())[1]  # type: ignore[index]
+             for p in templates.glob("*_*.yaml")}
+    [ask] = [i for i in plan_program(REPO, "brownfield").invokes if i.token == IN_CLUSTER_TOKEN]
+    assert {"capacitybuffers.autoscaling.x-k8s.io", "nodeoverlays.karpenter.sh"} <= names <= set(ask.args["crds"])
