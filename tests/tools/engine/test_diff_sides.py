@@ -75,8 +75,9 @@ def test_a_pin_bump_in_the_library_shows(clone: Path, library_change: Callable[.
 @pytest.mark.slow
 def test_a_default_change_in_the_library_shows(clone: Path, library_change: Callable[..., str],
                                                capsys: pytest.CaptureFixture[str]) -> None:
+    default = 'expire_after: Duration = "{}"'
     base = library_change("platform/nodepool/config.py",
-                          lambda text: text.replace('expire_after: Duration = "720h"', 'expire_after: Duration = "336h"'))
+                          lambda text: text.replace(default.format("720h"), default.format("336h")))
     out = _diff_base(clone, base, capsys)
     assert '`"720h"` → `"336h"`' in out, out
 
