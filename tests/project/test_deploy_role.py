@@ -52,11 +52,11 @@ def granting(policy: dict[str, Any], action: str) -> list[dict[str, Any]]:
     return [s for s in statements(policy) if action in as_list(s["Action"])]
 
 
-PLANS = [*((s, False) for s in STACKS), *((s, True) for s in STACKS)]
+PLANS = [*(pytest.param(s, False, id=s) for s in STACKS),
+         *(pytest.param(s, True, id=f"{s}-boundary", marks=pytest.mark.slow) for s in STACKS)]
 
 
-@pytest.mark.parametrize(("stack", "with_boundary"), PLANS,
-                         ids=[f"{s}{'-boundary' if b else ''}" for s, b in PLANS])
+@pytest.mark.parametrize(("stack", "with_boundary"), PLANS)
 def test_every_aws_type_of_every_shipped_plan_has_its_row(stack: str, with_boundary: bool) -> None:
     doc = bounded(stack) if with_boundary else document(stack)
     aws = sorted(t for t in plan_types([doc]) if needs_iam(t))
@@ -161,6 +161,7 @@ def test_service_linked_roles_only_for_the_services_that_need_them() -> None:
     assert all("/aws-service-role/" in r for r in create["Resource"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_a_boundary_goes_on_every_role_and_the_policy_requires_it(stack: str) -> None:
     doc = bounded(stack)
@@ -194,6 +195,12 @@ def test_the_boundary_reaches_pulumi_eks_roles_through_a_transform() -> None:
     assert role is not None and role.props == {"assumeRolePolicy": "{}", "permissionsBoundary": BOUNDARY}
     assert transform(pulumi.ResourceTransformArgs(custom=True, type_="aws:eks/cluster:Cluster", name="c",
                                                   props={}, opts=pulumi.ResourceOptions())) is None
+
+
+@pytest.mark.slow
+def test_the_transform_is_on_pulumi_eks_cluster_only_with_a_boundary() -> None:
+    cluster = next(r for r in document("prod")["resources"] if r["type"] == "eks:index:Cluster")
+    assert cluster["options"]["transforms"] == ["eks_karpenter.platform.cluster.component.no_creator_admin"]
     cluster = next(r for r in bounded("prod")["resources"] if r["type"] == "eks:index:Cluster")
     assert any(t.endswith("permissions_boundary.<locals>.boundary") for t in cluster["options"]["transforms"])
 
@@ -228,6 +235,7 @@ def test_the_iam_resource_types_are_iams_own() -> None:
         assert (iam[name.lower()].get("Resources") or ["*"]) == [kind], name
 
 
+@pytest.mark.slow
 def test_the_command_prints_the_stacks_policy() -> None:
     proc = subprocess.run([sys.executable, "-m", "infra", "deploy-policy", "--stack", "dev"], cwd=REPO,
                           capture_output=True, text=True, timeout=600)
@@ -235,6 +243,7 @@ def test_the_command_prints_the_stacks_policy() -> None:
     assert json.loads(proc.stdout) == deploy_role_policy([document("dev")])
 
 
+@pytest.mark.slow
 def test_the_command_writes_it_as_managed_policies_iam_accepts(tmp_path: Path) -> None:
     """A stack's policy is larger than one managed policy may be: `--out` writes it as several, each within IAM's
     limit, that together grant exactly the policy (and a shorter run leaves no stale part behind)."""
@@ -248,6 +257,7 @@ def test_the_command_writes_it_as_managed_policies_iam_accepts(tmp_path: Path) -
     assert [s for part in parts for s in part["Statement"]] == deploy_role_policy([document("prod")])["Statement"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["committed", "prod-boundary"])
 def test_the_policies_pass_cfn_lint(tmp_path: Path, name: str) -> None:
     """cfn-lint knows every IAM action name and each action's resource types: a misspelt action or an ARN of the
