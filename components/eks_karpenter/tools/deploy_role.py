@@ -59,10 +59,10 @@ IAM_RESOURCE: dict[str, str] = {
 """The IAM resource type each IAM action of the table acts on (IAM's service authorization reference; the test
 checks it against cfn-lint's copy)."""
 
-BOUNDED = ("iam:CreateRole", "iam:PutRolePermissionsBoundary", "iam:PutRolePolicy", "iam:AttachRolePolicy",
-           "iam:UpdateAssumeRolePolicy")
-"""The role writes that create a role or widen what it may do, or who may use it: with a boundary configured,
-allowed only with that boundary on the role (`iam:PermissionsBoundary`)."""
+BOUNDED = ("iam:CreateRole", "iam:PutRolePermissionsBoundary", "iam:PutRolePolicy", "iam:AttachRolePolicy")
+"""The role writes that create a role or widen what it may do: with a boundary configured, allowed only with that
+boundary on the role (`iam:PermissionsBoundary`, which IAM sets for these calls; not for a trust policy's update,
+which a boundary caps anyway: whoever assumes the role gets no more than the boundary allows)."""
 UNBOUNDING = ("iam:DeleteRolePermissionsBoundary",)
 """Removing a role's boundary: never allowed while the stack requires one."""
 
