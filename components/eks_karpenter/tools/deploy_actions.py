@@ -7,7 +7,7 @@ for `aws:` types the terraform-provider-aws resource pulumi-aws bridges (its Cre
 functions and the helpers they call: waiters, tag updaters, the reads after a create), for pulumi-eks'
 components the children they register with the options this library passes (`platform/cluster/component.py`).
 `evidence` names the file read and the commit of the copy read (`path@commit`); a row without a commit names the
-file but was not re-read for this table, its actions carried over (the EC2 tag resource, the provider look-ups,
+file but was not re-read for this table, its actions carried over (the EC2 tag resource, most provider look-ups,
 and types no shipped stack plans: Fargate, AMP, Auto Scaling). Rows list the calls the inputs this library sets
 reach, not those of features it never uses (IPv6, KMS-encrypted log groups, NAT secondary addresses).
 `tools/deploy_role.py` turns the rows of the types a plan contains into the deploy role's policy, and a test
@@ -144,8 +144,7 @@ ACTIONS: dict[str, TypeActions] = {
         read=("ec2:DescribeRouteTables",),
         update=("ec2:ReplaceRoute", "ec2:DescribeRouteTables"),
         delete=("ec2:DeleteRoute", "ec2:DescribeRouteTables"),
-        evidence=(tf("internal/service/ec2/vpc_route_table.go", "022092419b7cda11527df3c6b51cbfe1876c1722"),
-                  f"{TF_AWS} internal/service/ec2/vpc_route.go")),
+        evidence=(tf("internal/service/ec2/vpc_route.go", "0128541e0711766f28540143a9d73738aced60aa"),)),
     "aws:ec2/routeTableAssociation:RouteTableAssociation": TypeActions(
         create=("ec2:AssociateRouteTable", "ec2:DescribeRouteTables"),
         read=("ec2:DescribeRouteTables",),
@@ -395,13 +394,15 @@ ACTIONS: dict[str, TypeActions] = {
         read=("iam:GetRole",), roles="caller",
         evidence=(f"{TF_AWS} internal/service/iam/session_context_data_source.go (aws-sdk-go-v2 version)",)),
     "aws:iam/getRoles:getRoles": TypeActions(
-        read=("iam:ListRoles",), evidence=(f"{TF_AWS} internal/service/iam/roles_data_source.go",)),
+        read=("iam:ListRoles",),
+        evidence=(tf("internal/service/iam/roles_data_source.go", "07e0d0b940f57c782f8fcc9ccfd8b19f59383b51"),)),
     "aws:eks/getCluster:getCluster": TypeActions(
         read=("eks:DescribeCluster",), evidence=(f"{TF_AWS} internal/service/eks/cluster_data_source.go",)),
     "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": TypeActions(
         # Looked up by URL: list the account's providers, then read each until the URL matches.
         read=("iam:ListOpenIDConnectProviders", "iam:GetOpenIDConnectProvider"),
-        evidence=(f"{TF_AWS} internal/service/iam/openid_connect_provider_data_source.go",)),
+        evidence=(tf("internal/service/iam/openid_connect_provider_data_source.go",
+                     "0413c661ec1b94f3033c98f3fbd1e8c1b2725589"),)),
 }
 """Pulumi type token (resource, component or invoke) -> what its create, read, update and delete call."""
 
