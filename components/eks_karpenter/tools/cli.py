@@ -141,6 +141,8 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     deploy = sub.add_parser("deploy-policy", help="print the deploy role's least-privilege IAM policy for a stack: the "
                                                   "actions of the resource types its offline plan contains")
     deploy.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    deploy.add_argument("--out", type=Path, metavar="DIR", help="write it as managed policies IAM accepts (each "
+                        "within 6,144 characters), deploy-role-policy-N.json, instead of printing it whole")
     _add_project_arguments(deploy)
 
     pack = sub.add_parser("policy-pack", help="write the CrossGuard policy pack to a folder for "
@@ -247,15 +249,24 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_deploy_policy(args: argparse.Namespace) -> int:
-    from eks_karpenter.tools.deploy_role import deploy_role_policy, plan_types
+    from eks_karpenter.tools.deploy_role import deploy_role_policy, managed_policies
 
     _check_stack(args.stack)
     document = json.loads(_plan(args, args.stack).to_json())
     try:
-        policy = deploy_role_policy(plan_types([document]))
+        policy = deploy_role_policy([document])
     except KeyError as exc:
         raise PlanError(str(exc.args[0])) from None
-    sys.stdout.write(json.dumps(policy, indent=2) + "\n")
+    if args.out is None:
+        sys.stdout.write(json.dumps(policy, indent=2) + "\n")
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    for stale in args.out.glob("deploy-role-policy-*.json"):  # a longer policy's parts from an earlier run
+        stale.unlink()
+    for i, part in enumerate(managed_policies(policy), 1):
+        path = args.out / f"deploy-role-policy-{i}.json"
+        path.write_text(json.dumps(part, indent=2) + "\n")
+        sys.stdout.write(f"{path}\n")
     return 0
 
 
