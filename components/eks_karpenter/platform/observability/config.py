@@ -21,8 +21,9 @@ TopicArn = Annotated[str, StringConstraints(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-
 
 class ObservabilityConfig(Model):
     """Metrics, alerts and a dashboard for the platform's operators. Off unless a stack turns it on (prod
-    does). The interruption queue's CloudWatch alarms (oldest message age, depth) exist whenever the queue does,
-    whether or not this section is enabled: a backed-up queue means spot reclaims are handled late."""
+    does). The interruption queue's CloudWatch alarms (oldest message age, depth, and failed deliveries from each
+    of its EventBridge rules) exist whenever the queue does, whether or not this section is enabled: a backed-up
+    or unfed queue means spot reclaims are handled late, or not at all."""
 
     enabled: bool = False
     """Scrape Karpenter's (and the termination handler's) metrics, add the alert rules and the dashboard."""
