@@ -23,9 +23,10 @@ from eks_karpenter.tools.engine.drift_rules import (
     RESOLVES,
     field_class,
 )
+from eks_karpenter.tools.engine.fleets import drift_rules_of
 
 from tests.support import UPSTREAM, plan_stack, requires_upstream
-from tests.tools.engine.test_routine_changes import diff_of
+from tests.tools.engine.test_routine_changes import diff_of, planned
 
 RULES = DRIFT_RULES[versions.KARPENTER_VERSION]
 
@@ -289,7 +290,11 @@ def test_on_prod_a_hashed_template_field_rolls_the_pool() -> None:
 def test_on_prod_the_diff_uses_the_rules_of_the_release_it_installs() -> None:
     def older(c: dict[str, Any]) -> None:
         c.setdefault("eks-karpenter:karpenter", {})["version"] = "1.12.2"
-        general(c).update(instanceCategories=["c", "m", "r", "x"])
+        general(c).update(instanceCategories=["c", "m", "r", "x"], labels={"tier": "general"})
 
-    assert diff_of(older).fleets == ()
+    assert drift_rules_of(planned(older)).release == "1.12.2"
+    assert drift_rules_of(plan_stack("prod")).release == versions.KARPENTER_VERSION
+    (fleet,) = diff_of(older).fleets
+    assert fleet.causes == ("its template changed (`metadata.labels`): every node drifts (Karpenter 1.12.2 hashes "
+                            "these fields)",)
     assert diff_plans(plan_stack("prod"), plan_stack("prod")).fleets == ()
