@@ -1,12 +1,13 @@
 """The planned alert rules, run by Prometheus' own `promtool`: every rule file parses (`promtool check rules`), and
 each alert fires on synthetic series of the failure it is for and stays quiet on normal churn (`promtool test
-rules`). The rule files are written at test time from the planned PrometheusRule (prod) and the AMP rule group
+rules`). The rule files are written at test time from the planned PrometheusRule objects and the AMP rule group
 namespace (an `ampScraper` stack); synthetic series carry exactly the labels their metric's source defines
 (`observability/metric_labels.py`). Without promtool these tests skip, naming the install command (they fail
 instead under EKS_KARPENTER_NO_SKIPS=1, as in CI)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -19,7 +20,7 @@ import pytest
 import yaml
 from eks_karpenter.platform.observability.metric_labels import labels_of
 
-from tests.support import INSTALL_PROMTOOL, NO_SKIPS, plan_config, plan_stack, stack_config
+from tests.support import INSTALL_PROMTOOL, NO_SKIPS, STACKS, plan_config, plan_stack, stack_config
 
 PROMETHEUS_RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
 RULE_GROUP_NAMESPACE = "aws:amp/ruleGroupNamespace:RuleGroupNamespace"
@@ -37,10 +38,13 @@ def promtool() -> str:
 
 
 def planned_rule_groups() -> list[dict[str, Any]]:
-    """The groups of every PrometheusRule the prod plan creates."""
-    rules = plan_stack("prod").by_type(PROMETHEUS_RULE)
-    assert rules, "prod plans no PrometheusRule"
-    return [g for r in rules for g in r.inputs["spec"]["groups"]]
+    """The groups of every PrometheusRule the shipped stacks plan (prod's: the others have observability off)."""
+    rules = [r for stack in STACKS for r in plan_stack(stack).by_type(PROMETHEUS_RULE)]
+    assert rules, "no stack plans a PrometheusRule"
+    groups = list({json.dumps(g, sort_keys=True): g for r in rules for g in r.inputs["spec"]["groups"]}.values())
+    names = [rule["alert"] for g in groups for rule in g["rules"]]
+    assert len(names) == len(set(names)), "stacks plan different rules: the cases below are per alert name"
+    return groups
 
 
 def planned_alerts() -> dict[str, dict[str, Any]]:
