@@ -64,6 +64,7 @@ from eks_karpenter.platform.observability.alerts import queue_alarms
 from eks_karpenter.platform.observability.component import Observability
 from eks_karpenter.platform.observability.dashboard import PoolPrice, pool_price
 from eks_karpenter.platform.observability.monitors import karpenter_monitor_values, nth_monitor_values
+from eks_karpenter.platform.observability.rules import observability_warnings
 from eks_karpenter.platform.preflight.checks import placeholder_issue
 from eks_karpenter.platform.preflight.lookup import run_preflight, warn_unchecked
 from eks_karpenter.platform.release_owner import ReleaseOwner
@@ -164,7 +165,8 @@ def _warn(cfg: StackConfig) -> None:
     for warning in [*version_warnings(cfg.cluster, today()), *endpoint_warnings(cfg.cluster),
                     *instance_type_warnings(cfg.cluster),
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
-                    *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days)]:
+                    *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days),
+                    *observability_warnings(cfg.observability)]:
         pulumi.log.warn(warning)
 
 

@@ -60,6 +60,7 @@ from eks_karpenter.platform.nodepool.rules import validate_node_config
 from eks_karpenter.platform.nth.config import NthConfig
 from eks_karpenter.platform.nth.rules import validate_nth
 from eks_karpenter.platform.observability.config import ObservabilityConfig
+from eks_karpenter.platform.observability.rules import validate_observability
 from eks_karpenter.platform.version_rules import validate_kubernetes_for_karpenter, validate_node_class_amis
 from eks_karpenter.tags import TagKey, TagValue, reserved_tag_key
 
@@ -423,6 +424,8 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
             cfg.node_termination_handler, spot_node_groups=len(cfg.cluster.spot_node_groups),
             karpenter_interruption_enabled=cfg.interruption.enabled,
             at=at("nodeTerminationHandler"), at_cluster_groups=at("cluster") + ("spotNodeGroups",))
+    if ok("observability"):
+        issues += validate_observability(cfg.observability, at("observability"))
     if ok("node_pools", "node_classes", "network", "interruption"):
         issues += validate_node_config(
             cfg.node_pools, cfg.node_classes, zones=cfg.network.zones,
