@@ -177,11 +177,6 @@ def test_config_refuses_typos() -> None:
         InterruptionConfig.model_validate({"enabeld": False})
 
 
-def test_config_fields_are_documented() -> None:
-    for name, field in InterruptionConfig.model_fields.items():
-        assert field.description, name
-
-
 # --- the component under mocks ------------------------------------------------------------------------------
 
 QUEUE = "aws:sqs/queue:Queue"
