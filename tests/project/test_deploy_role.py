@@ -69,6 +69,7 @@ def test_a_type_without_an_entry_is_refused() -> None:
     assert deploy_role_policy({"kubernetes:core/v1:Namespace", "eks-karpenter:index:Network"})["Statement"] == []
 
 
+@pytest.mark.slow
 def test_the_command_prints_the_stacks_policy() -> None:
     proc = subprocess.run([sys.executable, "-m", "infra", "deploy-policy", "--stack", "dev"], cwd=REPO,
                           capture_output=True, text=True, timeout=600)
@@ -76,6 +77,7 @@ def test_the_command_prints_the_stacks_policy() -> None:
     assert json.loads(proc.stdout) == deploy_role_policy(types_of("dev"))
 
 
+@pytest.mark.slow
 def test_the_policy_passes_cfn_lint(tmp_path: Path) -> None:
     """cfn-lint knows every IAM action name: a misspelt action fails here."""
     pytest.importorskip("cfnlint", reason="cfn-lint is in the `dev` extra")
