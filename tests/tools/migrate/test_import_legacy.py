@@ -831,7 +831,7 @@ def test_cli_help_lists_the_subcommand() -> None:
     assert "import-legacy" in result.stdout
 
 
-# --- the stack's Kubernetes version: AL2 has no AMIs from 1.33 on (issue 24) ----------------------------------
+# --- the stack's Kubernetes version: AL2 has no AMIs from 1.33 on ----------------------------------
 
 NO_FAMILY = ("workshop-default.yaml", "cas-era-no-ami-family.yaml")
 
