@@ -43,6 +43,7 @@ from eks_karpenter.platform.cluster.rules import (
     validate_kubernetes_version,
 )
 from eks_karpenter.platform.iam.names import IamNameStyle
+from eks_karpenter.platform.iam.rules import permissions_boundary_issues
 from eks_karpenter.platform.interruption.config import InterruptionConfig
 from eks_karpenter.platform.karpenter.config import KarpenterConfig
 from eks_karpenter.platform.karpenter.rules import (
@@ -130,6 +131,12 @@ class StackConfig(Model):
     account-wide); too long a name is cut with a hash suffix. `legacy`: `<cluster>-<purpose>`, the names of
     stacks deployed before 0.x: keep it on such a stack, since a renamed role is a replaced role (running nodes
     lose their access entry); docs/UPGRADING.md says how to move."""
+    permissions_boundary: Arn | None = None
+    """`eks-karpenter:permissionsBoundary`: ARN of a customer managed policy your account's administrators own
+    (`arn:aws:iam::<account>:policy/<name>`), set as the permissions boundary of every IAM role this stack creates
+    (the node roles, the Karpenter controller role, the flow log and node termination handler roles, pulumi-eks'
+    cluster role); the deploy role's policy (`eks-karpenter deploy-policy`) then allows role writes only with it.
+    Unset: no boundary. See docs/deploy-role.md."""
 
 
 # Project keys read from the stack file, in the order they are reported.
@@ -492,12 +499,19 @@ def _node_class_environment_checks(cfg: StackConfig, c: _Checking) -> list[Issue
     return validate_node_class_environment(cfg.node_classes, c.region(cfg), c.accounts, c.at("nodeClasses"))
 
 
+def _permissions_boundary_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("permissions_boundary") or cfg.permissions_boundary is None:
+        return []
+    return permissions_boundary_issues(cfg.permissions_boundary, c.at("permissionsBoundary"), c.region(cfg),
+                                       c.accounts)
+
+
 def _tag_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
     return reserved_tag_issues(cfg.tags, c.at("tags")) if c.ok("tags") else []
 
 
 _CHECKS = (_network_checks, _cluster_checks, _karpenter_checks, _migration_checks, _nth_checks, _node_checks,
-           _access_checks, _node_class_environment_checks, _tag_checks)
+           _access_checks, _node_class_environment_checks, _permissions_boundary_checks, _tag_checks)
 """The whole stack's checks, in the order their issues are reported."""
 
 
