@@ -151,6 +151,16 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     pack.add_argument("--virtualenv", metavar="PATH", help="the pack's Python virtualenv, relative to DIR "
                       "(default: none, the `python3` on PATH runs it)")
 
+    _add_analysis_parsers(sub)
+    smoke.add_parser(sub)
+    from eks_karpenter.tools import pins
+
+    pins.add_parser(sub)
+    return parser
+
+
+def _add_analysis_parsers(sub: Any) -> None:
+    """The commands that compare, convert, price and simulate: diff, import-legacy, cost, simulate."""
     diff = sub.add_parser("diff", help="compare two plans: two `plan --format json` files, a stack at a git ref "
                                        "with the working tree, or a stack with the installed library and a "
                                        "candidate one; each side planned with its own code; prints Markdown")
@@ -195,12 +205,6 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     simulate.add_argument("--fixed-instance-type", default="m5.large", metavar="TYPE",
                           help="instance type of the fixed node group to compare with (default: m5.large)")
     simulate.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-
-    smoke.add_parser(sub)
-    from eks_karpenter.tools import pins
-
-    pins.add_parser(sub)
-    return parser
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
