@@ -26,7 +26,7 @@ from eks_karpenter.tools.engine import PlanDocument, PlanError, plan_with_refere
 from eks_karpenter.tools.engine.mocks import PlanReferenceError
 from eks_karpenter.tools.engine.render import render_markdown, render_tree, write_artifacts
 from eks_karpenter.tools.project import DEFAULTS as DEFAULTS  # a wrapper sets them here (python -m infra)
-from eks_karpenter.tools.project import load_project, program_root, shown, validated_stack_config
+from eks_karpenter.tools.project import load_project, program_root, validated_stack_config
 from eks_karpenter.tools.smoke import cli as smoke
 
 
@@ -183,6 +183,16 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     pack.add_argument("--virtualenv", metavar="PATH", help="the pack's Python virtualenv, relative to DIR "
                       "(default: none, the `python3` on PATH runs it)")
 
+    _add_analysis_parsers(sub)
+    smoke.add_parser(sub)
+    from eks_karpenter.tools import pins
+
+    pins.add_parser(sub)
+    return parser
+
+
+def _add_analysis_parsers(sub: Any) -> None:
+    """The commands that compare, convert, price and simulate: diff, import-legacy, cost, simulate."""
     diff = sub.add_parser("diff", help="compare two plans: two `plan --format json` files, a stack at a git ref "
                                        "with the working tree, or a stack with the installed library and a "
                                        "candidate one; each side planned with its own code; prints Markdown")
@@ -227,12 +237,6 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     simulate.add_argument("--fixed-instance-type", default="m5.large", metavar="TYPE",
                           help="instance type of the fixed node group to compare with (default: m5.large)")
     simulate.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-
-    smoke.add_parser(sub)
-    from eks_karpenter.tools import pins
-
-    pins.add_parser(sub)
-    return parser
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -457,11 +461,11 @@ def _legacy_target(args: argparse.Namespace) -> str:
         return str(args.kubernetes_version)
     if not args.stack:
         return versions.KUBERNETES_VERSION
-    from eks_karpenter.tools.engine.runner import ProgramProject, read_flat_config
+    from eks_karpenter.tools.engine.runner import ProgramProject, flat_config
 
     _check_stack(args.stack)
     project = ProgramProject.load(_program(args).resolve())
-    flat = read_flat_config(project.stack_file(args.stack), project.name)
+    flat = flat_config(project, args.stack)
     try:
         cluster = json.loads(flat.get(f"{project.name}:cluster", "{}"))
     except ValueError:
@@ -479,14 +483,14 @@ def cmd_cost(args: argparse.Namespace) -> int:
     from eks_karpenter.tools.cost.live import LiveError, fetch_live_prices
     from eks_karpenter.tools.cost.report import render_markdown as cost_markdown
     from eks_karpenter.tools.cost.report import render_text
-    from eks_karpenter.tools.engine.runner import read_flat_config
+    from eks_karpenter.tools.engine.runner import flat_config
 
     _check_stack(args.stack)
     project = load_project(args.program)
     stack_file = project.stack_file(args.stack)
-    flat = read_flat_config(stack_file, project.name)
+    flat = flat_config(project, args.stack)
     if f"{project.name}:cluster" in flat:  # a platform stack of this library: priced from its validated config
-        inputs = inputs_from_config(load_stack_config(flat, shown(stack_file, project.root), project=project.name))
+        inputs = inputs_from_config(load_stack_config(flat, project.shown(stack_file), project=project.name))
     else:  # another program (a consumer): its NodePools and priced resources, from its offline plan
         doc = _plan(args, args.stack)
         inputs = inputs_from_plan(doc.resources, flat.get("aws:region", "us-east-1"))
