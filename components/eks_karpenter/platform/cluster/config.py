@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from eks_karpenter import versions
 from eks_karpenter.config.model import Model, RetentionDays, empty_dict, empty_list
+from eks_karpenter.ids import SecurityGroupId
 
 # EKS allows 100 characters; 76 leaves room for the `-nth` suffix within SQS's 80-character queue names.
 ClusterName = Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]*$", max_length=76)]
@@ -153,7 +154,6 @@ class UpgradePolicy(Model):
     standard hourly rate; the explicit opt-in needed to run a version that is already in extended support."""
 
 
-SecurityGroupId = Annotated[str, StringConstraints(pattern=r"^sg-[0-9a-f]{8,17}$")]
 
 
 class ApiAccessConfig(Model):

@@ -8,11 +8,10 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from eks_karpenter.config.model import Model, RetentionDays, empty_dict
+from eks_karpenter.ids import SubnetId, VpcId
 from eks_karpenter.tags import TagKey, TagValue
 
 AvailabilityZone = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9][a-z]$")]
-SubnetId = Annotated[str, StringConstraints(pattern=r"^subnet-[0-9a-f]{8,17}$")]
-VpcId = Annotated[str, StringConstraints(pattern=r"^vpc-[0-9a-f]{8,17}$")]
 
 
 def _ipv4_network(value: str) -> str:

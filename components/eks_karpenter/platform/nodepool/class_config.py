@@ -12,6 +12,7 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from eks_karpenter import versions
 from eks_karpenter.config.model import Model, empty_dict
+from eks_karpenter.ids import AmiId, CapacityReservationId, PlacementGroupId, SecurityGroupId, SubnetId
 from eks_karpenter.labels import CLUSTER_TAG_PREFIX, RESTRICTED_TAG_KEYS
 from eks_karpenter.platform.nodepool.fields import QUANTITY_PATTERN, NonEmpty, Quantity, ResourceName
 
@@ -49,7 +50,7 @@ class AmiSelectorTerm(Model):
 
     alias: Annotated[str, StringConstraints(max_length=30), AfterValidator(_alias)] | None = None
     """EKS-optimized AMI as `family@version`, e.g. `al2023@v20240625`. Must be the only term and field."""
-    id: Annotated[str, StringConstraints(pattern=r"^ami-[0-9a-z]+$")] | None = None
+    id: AmiId | None = None
     """AMI id; cannot be combined with other fields."""
     name: NonEmpty | None = None
     """AMI name (wildcards allowed)."""
@@ -64,7 +65,7 @@ class AmiSelectorTerm(Model):
 class SubnetSelectorTerm(Model):
     """One subnet selector term."""
 
-    id: Annotated[str, StringConstraints(pattern=r"^subnet-[0-9a-z]+$")] | None = None
+    id: SubnetId | None = None
     """Subnet id."""
     tags: SelectorTags | None = None
     """Subnet tags."""
@@ -73,7 +74,7 @@ class SubnetSelectorTerm(Model):
 class SecurityGroupSelectorTerm(Model):
     """One security group selector term."""
 
-    id: Annotated[str, StringConstraints(pattern=r"^sg-[0-9a-z]+$")] | None = None
+    id: SecurityGroupId | None = None
     """Security group id."""
     name: NonEmpty | None = None
     """Security group name (not its Name tag)."""
@@ -84,7 +85,7 @@ class SecurityGroupSelectorTerm(Model):
 class CapacityReservationSelectorTerm(Model):
     """One capacity reservation (ODCR or capacity block) selector term, for `reserved` capacity."""
 
-    id: Annotated[str, StringConstraints(pattern=r"^cr-[0-9a-z]+$")] | None = None
+    id: CapacityReservationId | None = None
     """Reservation id; cannot be combined with other fields."""
     owner_id: Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")] | None = Field(None, alias="ownerID")
     """Owning account (shared reservations)."""
@@ -219,7 +220,7 @@ class NetworkInterface(Model):
 class PlacementGroupSelector(Model):
     """The placement group to launch into (by name or id)."""
 
-    id: Annotated[str, StringConstraints(pattern=r"^pg-[0-9a-z]+$")] | None = None
+    id: PlacementGroupId | None = None
     """Placement group id."""
     name: NonEmpty | None = None
     """Placement group name."""
