@@ -13,7 +13,7 @@ import difflib
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -22,7 +22,7 @@ from pulumi.runtime import config as _runtime_config
 from pydantic import Field, TypeAdapter, ValidationError
 
 from eks_karpenter.arns import allowed_accounts, region_issues
-from eks_karpenter.config.errors import ConfigError, Issue, KeyPath, issues_from_validation_error
+from eks_karpenter.config.errors import ConfigError, Issue, KeyPath, issues_from_validation_error, line_of
 from eks_karpenter.config.model import Model, aliases, build_validators, empty_dict
 from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.config.stackfile import provider_config_keys, read_stack_file, suggest
@@ -32,6 +32,7 @@ from eks_karpenter.platform.access.plan import aws_provider_identity
 from eks_karpenter.platform.access.rules import provider_identity_issues, validate_access, with_provider_identity
 from eks_karpenter.platform.cluster.config import Cidr, ClusterConfig, ClusterName
 from eks_karpenter.platform.cluster.rules import (
+    addon_version_warnings,
     validate_cluster,
     validate_cluster_environment,
     validate_kubernetes_version,
@@ -55,11 +56,18 @@ from eks_karpenter.platform.nodepool.config import (
     default_node_classes,
     default_node_pools,
 )
+from eks_karpenter.platform.nodepool.crd_versions import validate_for_release
 from eks_karpenter.platform.nodepool.rules import validate_node_config
+from eks_karpenter.platform.nodepool.window_rules import window_warnings
 from eks_karpenter.platform.nth.config import NthConfig
-from eks_karpenter.platform.nth.rules import validate_nth
+from eks_karpenter.platform.nth.rules import validate_nth, validate_nth_for_cluster
 from eks_karpenter.platform.observability.config import ObservabilityConfig
-from eks_karpenter.platform.version_rules import validate_kubernetes_for_karpenter, validate_node_class_amis
+from eks_karpenter.platform.observability.rules import validate_observability
+from eks_karpenter.platform.version_rules import (
+    validate_ami_release_dates,
+    validate_kubernetes_for_karpenter,
+    validate_node_class_amis,
+)
 from eks_karpenter.tags import TagKey, TagValue, reserved_tag_key
 
 PROJECT = "eks-karpenter"
@@ -228,11 +236,14 @@ def raw_sections(config: Mapping[str, str], project: str = PROJECT) -> tuple[dic
 
 
 def load_stack_config(config: Mapping[str, str], source: str, project: str = PROJECT,
-                      lines: Mapping[KeyPath, int] | None = None, today: date | None = None) -> StackConfig:
+                      lines: Mapping[KeyPath, int] | None = None, today: date | None = None,
+                      warnings: list[str] | None = None) -> StackConfig:
     """Validate a stack's config. Raises one `ConfigError` listing every problem, naming `source` (and, with
     `lines` from the stack file, the line of each problem).
 
-    `today` (default: the current UTC date) decides which Kubernetes versions are in EKS support.
+    `today` (default: the current UTC date) decides which Kubernetes versions are in EKS support. `warnings`,
+    when given, receives what is legal but almost surely unintended, one line each naming the file, the line
+    and the key path (`stack_warnings`), for a valid config only.
 
     Each section is parsed on its own, so the rules of the sections that parsed still run (and report) when
     another section has a type error.
@@ -286,6 +297,9 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     if issues:
         raise ConfigError(source, [dataclasses.replace(i, message=in_namespace(i.message, project))
                                    for i in issues], lines)
+    if warnings is not None:
+        warnings += [dataclasses.replace(w, message=in_namespace(w.message, project)).render(
+            source, line_of(lines or {}, w.path)) for w in stack_warnings(cfg, project)]
     # Every section was validated on its own above, and the defaults are the models' own (a test validates each):
     # re-validating the whole would only build StackConfig's own validator, a fifth of a cold validation's cost.
     return cfg
@@ -443,12 +457,41 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
                                         f"namespace ({platform[namespace]}): give the team its own", namespace))
     if ok("node_classes"):
         issues += validate_node_class_environment(cfg.node_classes, region, accounts, at("nodeClasses"))
+    issues += _release_and_mode_rules(cfg, at, ok, region, accounts, today or datetime.now(UTC).date())
     if ok("tags"):
         for key, value in cfg.tags.items():
             if reserved_tag_key(key):
                 issues.append(Issue(at("tags") + (key,), "reserved tag key: discovery and ownership tags are set "
                                     "by this library", value))
     return issues
+
+
+def _release_and_mode_rules(cfg: StackConfig, at: Callable[[str], KeyPath], ok: Callable[..., bool],
+                            region: str | None, accounts: tuple[str, ...], today: date) -> list[Issue]:
+    """Rules relating a section to the Karpenter release, the spot groups, the interruption queue and the date:
+    pools and classes valid for the selected release, AMI releases that exist, a handler for every spot group,
+    observability settings the chosen mode reads."""
+    issues: list[Issue] = []
+    if ok("node_classes"):
+        issues += validate_ami_release_dates(cfg.node_classes, today, at("nodeClasses"))
+    if ok("karpenter", "node_pools", "node_classes"):
+        issues += validate_for_release(cfg.karpenter.version, cfg.node_pools, cfg.node_classes,
+                                       at_pools=at("nodePools"), at_classes=at("nodeClasses"))
+    if ok("node_termination_handler", "cluster"):
+        issues += validate_nth_for_cluster(cfg.node_termination_handler, cfg.cluster.spot_node_groups,
+                                           created_cluster=not cfg.cluster.existing, at=at("nodeTerminationHandler"))
+    if ok("observability", "interruption"):
+        issues += validate_observability(cfg.observability, region=region, accounts=accounts,
+                                         queue_enabled=cfg.interruption.enabled, at=at("observability"))
+    return issues
+
+
+def stack_warnings(cfg: StackConfig, project: str = PROJECT) -> list[Issue]:
+    """What a valid config holds that is legal but almost surely unintended, with the key path to look at."""
+    def at(section: str) -> KeyPath:
+        return (_key(section, project),)
+
+    return [*addon_version_warnings(cfg.cluster, at("cluster")), *window_warnings(cfg.node_pools, at("nodePools"))]
 
 
 def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
@@ -507,10 +550,14 @@ def read_stack_config() -> StackConfig:
     if file is not None and file.issues:
         raise file.error()
     lines = file.lines if file is not None else None
+    warnings: list[str] = []
     try:
-        return load_stack_config(flat, source, project=project, lines=lines)
+        cfg = load_stack_config(flat, source, project=project, lines=lines, warnings=warnings)
     except ConfigError:
         raise
     except Exception as exc:  # a bug of ours must still read as one clean error, never a traceback
         raise ConfigError(source, [Issue((), f"could not be validated ({type(exc).__name__}: {exc}); please "
                                          "report this", None, False)], lines) from None
+    for warning in warnings:
+        pulumi.log.warn(warning)
+    return cfg

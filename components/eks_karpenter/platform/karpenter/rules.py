@@ -8,12 +8,14 @@ may name an older or newer supported release than the default to canary an upgra
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 
 from eks_karpenter import versions
 from eks_karpenter.arns import arn_issues
 from eks_karpenter.config.errors import Issue, KeyPath
-from eks_karpenter.platform.karpenter.config import KarpenterConfig, duration_seconds
+from eks_karpenter.labels import NODEGROUP_LABEL
+from eks_karpenter.platform.karpenter.config import KarpenterConfig, Toleration, duration_seconds
 from eks_karpenter.platform.karpenter.releases import release_issues
 from eks_karpenter.quantities import bytes_issue, quantity_value, unitless_bytes
 
@@ -37,6 +39,13 @@ def validate_karpenter(cfg: KarpenterConfig, at: KeyPath) -> list[Issue]:
     if cfg.controller_on_fargate and cfg.identity == "podIdentity":
         issues.append(Issue(at + ("identity",), "EKS Pod Identity does not work on Fargate: a controller on Fargate "
                             "(controllerOnFargate: true) needs IRSA (identity: irsa)", cfg.identity))
+
+    if cfg.controller_on_fargate and NODEGROUP_LABEL in cfg.node_selector:
+        issues.append(Issue(at + ("nodeSelector", NODEGROUP_LABEL), "pins the controller to a managed node group, "
+                            "but controllerOnFargate: true runs it on Fargate, whose nodes carry no node group "
+                            "label: its pods would stay Pending. Choose one: drop this selector, or "
+                            "controllerOnFargate", cfg.node_selector[NODEGROUP_LABEL]))
+    issues += toleration_issues(cfg.tolerations, at + ("tolerations",))
 
     release = versions.KARPENTER_RELEASES.get(cfg.version)
     if release is None:
@@ -70,6 +79,21 @@ def validate_karpenter(cfg: KarpenterConfig, at: KeyPath) -> list[Issue]:
     return issues
 
 
+def toleration_issues(tolerations: Sequence[Toleration], at: KeyPath) -> list[Issue]:
+    """Tolerations the API server refuses (pod validation): a value with `operator: Exists`, and no key without
+    `Exists` (an empty key tolerates every taint, so it must say so)."""
+    issues: list[Issue] = []
+    for i, toleration in enumerate(tolerations):
+        if toleration.operator == "Exists" and toleration.value:
+            issues.append(Issue(at + (i, "value"), "must be empty with operator: Exists (the API server refuses "
+                                "the pod): drop the value, or use operator: Equal", toleration.value))
+        if not toleration.key and toleration.operator != "Exists":
+            issues.append(Issue(at + (i, "operator"), "a toleration without a key matches every taint and must say "
+                                "operator: Exists (the API server refuses the pod otherwise); or give the taint's "
+                                "key", toleration.operator))
+    return issues
+
+
 def validate_karpenter_placement(cfg: KarpenterConfig, *, system_node_min_size: int, at: KeyPath) -> list[Issue]:
     """Cross-section rule: on the system node group, each replica needs its own node.
 
@@ -77,9 +101,16 @@ def validate_karpenter_placement(cfg: KarpenterConfig, *, system_node_min_size: 
     fewer system nodes than replicas the extra replicas stay Pending. Not applicable on Fargate (one pod per
     Fargate node).
     """
+    issues: list[Issue] = []
+    if NODEGROUP_LABEL in cfg.node_selector and not cfg.controller_on_fargate:
+        issues.append(Issue(at + ("nodeSelector", NODEGROUP_LABEL), "no node of a cluster this stack creates "
+                            "carries this value: EKS names its managed node groups from a prefix and a generated "
+                            "suffix (`system-2026...`). The controller already runs on the system node group "
+                            "(node-role/system: \"true\"): drop this selector, or select a label of "
+                            "cluster.systemNodeGroup.labels", cfg.node_selector[NODEGROUP_LABEL]))
     if cfg.controller_on_fargate or cfg.replicas <= system_node_min_size:
-        return []
-    return [Issue(at + ("replicas",), f"each replica needs its own system node, but the system node group may "
+        return issues
+    return issues + [Issue(at + ("replicas",), f"each replica needs its own system node, but the system node group may "
                   f"shrink to {system_node_min_size} (systemNodeGroup.minSize): lower replicas or raise minSize",
                   cfg.replicas)]
 

@@ -21,6 +21,7 @@ from eks_karpenter.platform.nodepool.class_rules import class_architectures, cla
 from eks_karpenter.platform.nodepool.config import NodeClassConfig, NodePoolConfig
 from eks_karpenter.platform.nodepool.instances import INSTANCE_CATEGORIES, family_arch
 from eks_karpenter.platform.nodepool.manifests import SHORTCUT_KEYS, expand_sizes, pool_requirements
+from eks_karpenter.platform.nodepool.window_rules import window_issues
 from eks_karpenter.quantities import bytes_issue, unitless_bytes
 
 _NUMERIC = ("Gt", "Lt", "Gte", "Lte")
@@ -115,6 +116,7 @@ def _pool_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
         if w.start == w.end:
             issues.append(Issue(at + ("disruption", "windows", k, "end"), "equals start: a window needs a length "
                                 "(use a budget without schedule for all day)", w.end))
+    issues += window_issues(pool, at)
     issues += _taint_issues(pool, at)
     issues += _instance_issues(pool, at)
     issues += _label_issues(pool, at)
