@@ -1,8 +1,9 @@
 """What each NodePool can launch: its rendered requirements evaluated against the instance-type catalogue.
 
-Errors: a pool that admits no instance type (it plans cleanly, then never launches a node), and a `minValues`
-the admitted types cannot meet (Karpenter then refuses every launch). Warnings: spot with too few types to
-choose from, limits smaller than the cheapest node the pool could launch, and no cpu limit.
+Errors: a pool that admits no instance type (it plans cleanly, then never launches a node), a `minValues`
+the admitted types cannot meet (Karpenter then refuses every launch), and limits below the smallest admitted
+instance (no node fits within them). Warnings: spot with too few types to choose from, limits smaller than the
+cheapest node the pool could launch, and no cpu limit.
 
 Pure and cached per distinct (requirements, AMI family): a thousand pools that share a shape cost one evaluation.
 """
