@@ -419,7 +419,8 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
         issues += validate_karpenter_environment(cfg.karpenter, region, accounts, at("karpenter"))
         if ok("cluster") and not cfg.cluster.existing:
             issues += validate_karpenter_placement(
-                cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=at("karpenter"))
+                cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=at("karpenter"),
+                system_node_labels=cfg.cluster.system_node_group.labels)
         elif ok("cluster"):
             issues += validate_adopted_placement(cfg.karpenter, at("karpenter"))
     if cfg.migration is not None and ok("migration", "cluster", "karpenter"):

@@ -151,6 +151,11 @@ REFUSED: list[tuple[str, str, Mutation, str, str]] = [
      f"{KAR}.nodeSelector.{NODEGROUP}", "controllerOnFargate: true runs it on Fargate"),
     ("controller-node-group-on-created-cluster", "dev", section(KAR, nodeSelector={NODEGROUP: "system"}),
      f"{KAR}.nodeSelector.{NODEGROUP}", "EKS names its managed node groups"),
+    ("controller-label-no-system-node-carries", "dev", section(KAR, nodeSelector={"workload-class": "platform"}),
+     f"{KAR}.nodeSelector.workload-class", "no node of the system node group, where the controller runs"),
+    ("controller-on-spot-capacity-of-a-created-cluster", "dev", section(KAR, nodeSelector={
+        "eks.amazonaws.com/capacityType": "SPOT"}), f"{KAR}.nodeSelector.eks.amazonaws.com/capacityType",
+     "carry eks.amazonaws.com/capacityType: ON_DEMAND"),
     ("nth-queue-beside-spot-groups", "dev", setitem(NTH, {"enabled": True, "mode": "queue"}), f"{NTH}.mode",
      "spot managed node groups (cluster.spotNodeGroups: workshop-spot) get neither"),
     ("nth-selector-misses-a-spot-group", "dev", spot_group_labels({"workload": "batch"}),
@@ -240,6 +245,9 @@ ACCEPTED: list[tuple[str, str, Mutation]] = [
     ("zero-limit-pauses-a-pool", "dev", first(POOLS, limits={"cpu": "0", "memory": "0"})),
     ("window-beside-a-scoped-zero-budget", "dev", disruption(timeZone="Europe/Berlin", windows=WEEKDAYS, budgets=[
         {"nodes": "0", "reasons": ["Empty"]}])),
+    ("controller-selects-a-system-group-label", "dev", both(
+        lambda c: c[CLU]["systemNodeGroup"].update(labels={"workload-class": "platform"}),
+        section(KAR, nodeSelector={"workload-class": "platform", "topology.kubernetes.io/zone": "eu-west-1a"}))),
     ("nth-selects-the-eks-spot-label", "dev", both(spot_group_labels({"workload": "batch"}), section(
         NTH, nodeSelector={"eks.amazonaws.com/capacityType": "SPOT"}))),
 ]

@@ -194,7 +194,8 @@ class KarpenterConfig(Model):
     `node-role/system: "true"`; on an existing cluster (`cluster.existing: true`) it does not, since the
     existing nodes do not carry it: by default it runs on any Linux node Karpenter did not launch. Name the
     existing nodes meant for it here (e.g. `{eks.amazonaws.com/nodegroup: system}`). On a created cluster
-    `eks.amazonaws.com/nodegroup` is refused: EKS generates the names of the groups this stack creates."""
+    a label the system node group's nodes do not carry is refused (add it to `cluster.systemNodeGroup.labels`),
+    `eks.amazonaws.com/nodegroup` included: EKS generates the names of the groups this stack creates."""
     tolerations: list[Toleration] = Field(default_factory=empty_list, max_length=20)
     """Extra tolerations of the controller's pods (on top of `CriticalAddonsOnly`), for existing nodes that
     are tainted for system workloads. As the API server checks them: `operator: Exists` takes no `value`, and a
