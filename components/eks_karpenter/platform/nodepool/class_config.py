@@ -79,7 +79,7 @@ class SubnetSelectorTerm(Model):
     """One subnet selector term."""
 
     id: SubnetId | None = None
-    """Subnet id."""
+    """Subnet id (`subnet-` and 8 or 17 hex digits)."""
     tags: SelectorTags | None = None
     """Subnet tags."""
 
@@ -88,7 +88,7 @@ class SecurityGroupSelectorTerm(Model):
     """One security group selector term."""
 
     id: SecurityGroupId | None = None
-    """Security group id."""
+    """Security group id (`sg-` and 8 or 17 hex digits)."""
     name: NonEmpty | None = None
     """Security group name (not its Name tag)."""
     tags: SelectorTags | None = None
@@ -99,7 +99,7 @@ class CapacityReservationSelectorTerm(Model):
     """One capacity reservation (ODCR or capacity block) selector term, for `reserved` capacity."""
 
     id: CapacityReservationId | None = None
-    """Reservation id; cannot be combined with other fields."""
+    """Reservation id (`cr-` and 17 hex digits); cannot be combined with other fields."""
     owner_id: Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")] | None = Field(None, alias="ownerID")
     """Owning account (shared reservations)."""
     instance_match_criteria: Literal["open", "targeted"] | None = None
@@ -236,7 +236,7 @@ class PlacementGroupSelector(Model):
     """The placement group to launch into (by name or id)."""
 
     id: PlacementGroupId | None = None
-    """Placement group id."""
+    """Placement group id (`pg-` and 17 hex digits)."""
     name: NonEmpty | None = None
     """Placement group name."""
 
