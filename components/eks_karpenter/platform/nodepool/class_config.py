@@ -99,7 +99,7 @@ class CapacityReservationSelectorTerm(Model):
     """One capacity reservation (ODCR or capacity block) selector term, for `reserved` capacity."""
 
     id: CapacityReservationId | None = None
-    """Reservation id (`cr-` and 17 hex digits); cannot be combined with other fields."""
+    """Reservation id (`cr-` and 8 or 17 hex digits); cannot be combined with other fields."""
     owner_id: Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")] | None = Field(None, alias="ownerID")
     """Owning account (shared reservations)."""
     instance_match_criteria: Literal["open", "targeted"] | None = None
@@ -236,7 +236,7 @@ class PlacementGroupSelector(Model):
     """The placement group to launch into (by name or id)."""
 
     id: PlacementGroupId | None = None
-    """Placement group id (`pg-` and 17 hex digits)."""
+    """Placement group id (`pg-` and 8 or 17 hex digits)."""
     name: NonEmpty | None = None
     """Placement group name."""
 
