@@ -62,7 +62,7 @@ from eks_karpenter.platform.nodepool.window_rules import window_warnings
 from eks_karpenter.platform.nth.config import NthConfig
 from eks_karpenter.platform.nth.rules import validate_nth, validate_nth_for_cluster
 from eks_karpenter.platform.observability.config import ObservabilityConfig
-from eks_karpenter.platform.observability.rules import validate_observability
+from eks_karpenter.platform.observability.settings_rules import validate_observability_settings
 from eks_karpenter.platform.version_rules import (
     validate_ami_release_dates,
     validate_kubernetes_for_karpenter,
@@ -482,8 +482,8 @@ def _release_and_mode_rules(cfg: StackConfig, at: Callable[[str], KeyPath], ok: 
         issues += validate_nth_for_cluster(cfg.node_termination_handler, cfg.cluster.spot_node_groups,
                                            created_cluster=not cfg.cluster.existing, at=at("nodeTerminationHandler"))
     if ok("observability", "interruption"):
-        issues += validate_observability(cfg.observability, region=region, accounts=accounts,
-                                         queue_enabled=cfg.interruption.enabled, at=at("observability"))
+        issues += validate_observability_settings(cfg.observability, region=region, accounts=accounts,
+                                                  queue_enabled=cfg.interruption.enabled, at=at("observability"))
     return issues
 
 

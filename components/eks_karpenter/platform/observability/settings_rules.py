@@ -1,5 +1,5 @@
-"""Rules of `eks-karpenter:observability`: settings the chosen mode ignores, ARNs of another region, partition
-or account, and alarm thresholds the interruption queue can never reach (pure)."""
+"""Rules on the settings of `eks-karpenter:observability`: settings the chosen mode ignores, ARNs of another
+region, partition or account, and an oldest-message alarm the interruption queue can never reach (pure)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ _ONLY_WHEN_ENABLED = (("metrics", "metrics"), ("amp_workspace_arn", "ampWorkspac
 """Fields that act only with `enabled: true` (the queue's alarms and their topic exist whenever the queue does)."""
 
 
-def validate_observability(cfg: ObservabilityConfig, *, region: str | None, accounts: tuple[str, ...],
+def validate_observability_settings(cfg: ObservabilityConfig, *, region: str | None, accounts: tuple[str, ...],
                            queue_enabled: bool, at: KeyPath) -> list[Issue]:
     """Every rule on `eks-karpenter:observability`, at `at`."""
     issues: list[Issue] = []
