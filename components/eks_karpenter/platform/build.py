@@ -166,7 +166,7 @@ def _network(st: _Stack) -> Network:
     # Not protected as a whole: `protect` would reach every child. The component protects the VPC, subnets and
     # log group only, so route tables, gateways and NAT stay replaceable.
     return Network("network", {"clusterName": st.name, "config": st.cfg.network, "tags": st.tags,
-                               "protect": st.cfg.protect})
+                               "protect": st.cfg.protect, "permissionsBoundary": st.cfg.permissions_boundary})
 
 
 def _node_role(st: _Stack, role_name: str) -> NodeRole:
@@ -176,6 +176,7 @@ def _node_role(st: _Stack, role_name: str) -> NodeRole:
         "region": st.cfg.region, "tags": st.tags,
         "additionalPolicyArns": list(kcfg.node_role.additional_policy_arns),
         "instanceProfile": kcfg.node_role.instance_profile,
+        "permissionsBoundary": st.cfg.permissions_boundary,
     })
 
 
@@ -191,7 +192,7 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
         "providerCredentials": cfg.access.provider_credentials, "deployers": cfg.access.deployers,
         "adminsComponent": "access", "source": st.source,
         "configPath": (f"{st.project}:cluster",), "existingCluster": existing,
-        "protect": cfg.protect, "iamNames": st.iam,
+        "protect": cfg.protect, "iamNames": st.iam, "permissionsBoundary": cfg.permissions_boundary,
         # An adopted cluster's security group is another tool's: selected by ID, not tagged, unless asked.
         "tagSecurityGroup": _adopted_cluster_sg(st) is None,
     })
@@ -226,6 +227,7 @@ def _karpenter_iam(st: _Stack, cluster: Cluster, node_role: NodeRole,
         "zonalShift": kcfg.zonal_shift, "karpenterVersion": kcfg.version,
         "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
         "spotServiceLinkedRole": kcfg.spot_service_linked_role, "tags": st.tags, "iamNames": st.iam,
+        "permissionsBoundary": st.cfg.permissions_boundary,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster]))
 
 
@@ -262,7 +264,8 @@ def _karpenter(st: _Stack, cluster: Cluster, iam: KarpenterIam, node_role: NodeR
     if kcfg.controller_on_fargate:
         controller_needs.append(KarpenterFargateProfile("karpenter-fargate", {
             "clusterName": st.name, "region": st.cfg.region, "namespace": kcfg.namespace,
-            "subnetIds": private_subnets, "tags": st.tags, "iamNames": st.iam},
+            "subnetIds": private_subnets, "tags": st.tags, "iamNames": st.iam,
+            "permissionsBoundary": st.cfg.permissions_boundary},
             opts=pulumi.ResourceOptions(depends_on=[cluster])))
     return Karpenter("karpenter", {
         "config": kcfg, "clusterName": st.name, "clusterEndpoint": cluster.endpoint, "region": st.cfg.region,
@@ -349,6 +352,7 @@ def _node_termination_handler(st: _Stack, cluster: Cluster, namespaces: Namespac
         "config": nth, "clusterName": st.name, "tags": st.tags,
         "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
         "extraValues": nth_monitor_values(st.cfg.observability, nth.mode),
+        "permissionsBoundary": st.cfg.permissions_boundary,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
                                    depends_on=[*cluster.ready, *_in(namespaces, nth.namespace)]))
 

@@ -38,6 +38,7 @@ from eks_karpenter.platform.cluster.rules import (
     validate_kubernetes_version,
 )
 from eks_karpenter.platform.iam.names import IamNameStyle
+from eks_karpenter.platform.iam.rules import permissions_boundary_issues
 from eks_karpenter.platform.interruption.config import InterruptionConfig
 from eks_karpenter.platform.karpenter.config import KarpenterConfig
 from eks_karpenter.platform.karpenter.rules import (
@@ -132,6 +133,12 @@ class StackConfig(Model):
     account-wide); too long a name is cut with a hash suffix. `legacy`: `<cluster>-<purpose>`, the names of
     stacks deployed before 0.x: keep it on such a stack, since a renamed role is a replaced role (running nodes
     lose their access entry); docs/UPGRADING.md says how to move."""
+    permissions_boundary: Arn | None = None
+    """`eks-karpenter:permissionsBoundary`: ARN of a customer managed policy your account's administrators own
+    (`arn:aws:iam::<account>:policy/<name>`), set as the permissions boundary of every IAM role this stack creates
+    (the node roles, the Karpenter controller role, the flow log and node termination handler roles, pulumi-eks'
+    cluster role); the deploy role's policy (`eks-karpenter deploy-policy`) then allows role writes only with it.
+    Unset: no boundary. See docs/deploy-role.md."""
 
 
 # Project keys read from the stack file, in the order they are reported.
@@ -458,6 +465,8 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
                                         f"namespace ({platform[namespace]}): give the team its own", namespace))
     if ok("node_classes"):
         issues += validate_node_class_environment(cfg.node_classes, region, accounts, at("nodeClasses"))
+    if ok("permissions_boundary") and cfg.permissions_boundary is not None:
+        issues += permissions_boundary_issues(cfg.permissions_boundary, at("permissionsBoundary"), region, accounts)
     issues += _release_and_mode_rules(cfg, at, ok, region, accounts, today or datetime.now(UTC).date())
     if ok("tags"):
         for key, value in cfg.tags.items():

@@ -45,6 +45,8 @@ class NodeTerminationHandlerArgs(TypedDict):
     or the groups behind EKS managed node groups. Each gets a lifecycle hook and the managed tag."""
     extraValues: NotRequired[Mapping[str, Any]]
     """Chart values merged over the config's (top-level keys replaced), e.g. `nth_monitor_values` for scraping."""
+    permissionsBoundary: NotRequired[str | None]
+    """Permissions boundary (a managed policy ARN) on the queue-mode role; None: no boundary."""
 
 
 def _slug(text: str) -> str:
@@ -171,7 +173,7 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             trust = pulumi.Output.from_input(json.dumps(pod_identity_trust_policy()))
         role = aws.iam.Role(f"{name}-role", assume_role_policy=trust,
                             description=f"aws-node-termination-handler (queue mode) for {cluster}", tags=tags,
-                            opts=child)
+                            permissions_boundary=args.get("permissionsBoundary"), opts=child)
         policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id,
                            policy=queue.arn.apply(lambda arn: json.dumps(nth_controller_policy(arn))), opts=child)
         ready: list[pulumi.Resource] = [policy]
