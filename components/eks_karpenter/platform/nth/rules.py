@@ -97,12 +97,13 @@ def validate_nth_for_cluster(cfg: NthConfig, groups: Sequence[SpotNodeGroupConfi
     the nodes its selector matches: a spot group whose nodes lack one of its labels has no handler either.
     """
     issues: list[Issue] = []
-    major = cfg.version.split(".")[0]
-    if major != "0":
+    if not cfg.enabled:
+        return issues  # every setting is refused as having no effect (validate_nth)
+    if cfg.version.split(".")[0] != "0":
         issues.append(Issue(at + ("version",), f"is an application version: the aws-node-termination-handler "
                             f"chart is versioned 0.x apart from its application (this library pins chart "
                             f"{versions.NTH_VERSION}): give the chart's version, not the app's", cfg.version))
-    if not cfg.enabled or (not groups and not (created_cluster and NODEGROUP_LABEL in cfg.node_selector)):
+    if not groups and not (created_cluster and NODEGROUP_LABEL in cfg.node_selector):
         return issues
     if cfg.mode == "queue" and groups:
         issues.append(Issue(at + ("mode",), "queue mode handles only the Auto Scaling groups it hooks and tags "
