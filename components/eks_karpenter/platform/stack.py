@@ -63,6 +63,7 @@ from eks_karpenter.platform.nodepool.window_rules import window_warnings
 from eks_karpenter.platform.nth.config import NthConfig
 from eks_karpenter.platform.nth.rules import validate_nth, validate_nth_for_cluster
 from eks_karpenter.platform.observability.config import ObservabilityConfig
+from eks_karpenter.platform.observability.rules import validate_observability
 from eks_karpenter.platform.observability.settings_rules import validate_observability_settings
 from eks_karpenter.platform.version_rules import (
     validate_ami_release_dates,
@@ -438,6 +439,8 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
             cfg.node_termination_handler, spot_node_groups=len(cfg.cluster.spot_node_groups),
             karpenter_interruption_enabled=cfg.interruption.enabled,
             at=at("nodeTerminationHandler"), at_cluster_groups=at("cluster") + ("spotNodeGroups",))
+    if ok("observability"):
+        issues += validate_observability(cfg.observability, at("observability"))
     if ok("node_pools", "node_classes", "network", "interruption"):
         issues += validate_node_config(
             cfg.node_pools, cfg.node_classes, zones=cfg.network.zones,
@@ -478,8 +481,8 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
 
 def _release_and_mode_rules(cfg: StackConfig, at: Callable[[str], KeyPath], ok: Callable[..., bool],
                             region: str | None, accounts: tuple[str, ...], today: date) -> list[Issue]:
-    """Rules relating a section to the Karpenter release, the spot groups, the interruption queue and the date:
-    pools and classes valid for the selected release, AMI releases that exist, a handler for every spot group,
+    """Rules relating a section to the Karpenter release, the spot groups, the region and the date: pools and
+    classes valid for the selected release, AMI releases that exist, a handler for every spot group,
     observability settings the chosen mode reads."""
     issues: list[Issue] = []
     if ok("node_classes"):
@@ -490,9 +493,9 @@ def _release_and_mode_rules(cfg: StackConfig, at: Callable[[str], KeyPath], ok: 
     if ok("node_termination_handler", "cluster"):
         issues += validate_nth_for_cluster(cfg.node_termination_handler, cfg.cluster.spot_node_groups,
                                            created_cluster=not cfg.cluster.existing, at=at("nodeTerminationHandler"))
-    if ok("observability", "interruption"):
+    if ok("observability"):
         issues += validate_observability_settings(cfg.observability, region=region, accounts=accounts,
-                                                  queue_enabled=cfg.interruption.enabled, at=at("observability"))
+                                                  at=at("observability"))
     return issues
 
 

@@ -1,5 +1,5 @@
 """Command line: `eks-karpenter plan | diff | cost | simulate | smoke | schema | import-legacy | policy-pack |
-deploy-policy`.
+deploy-policy | pins | preflight`.
 
 Every command works on a Pulumi project folder (`--program DIR`, default: the current directory), read like the
 Pulumi CLI reads it: `Pulumi.yaml`'s `name`, `main` and `stackConfigDir`, then `<stackConfigDir>/Pulumi.<stack>.yaml`.
@@ -91,8 +91,29 @@ def _stack_outputs(args: argparse.Namespace) -> dict[str, dict[str, object]] | N
 
 
 def _plan(args: argparse.Namespace, stack: str) -> PlanDocument:
-    invoke_results = _live_lookups(args, stack) if getattr(args, "live", False) else None
-    return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args), invoke_results)
+    invoke_results = _live_lookups(args, stack) if getattr(args, "live", False) else {}
+    if getattr(args, "facts", None) is not None:
+        invoke_results.update(_recorded_facts(args, stack))
+    return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args),
+                                invoke_results or None)
+
+
+def _recorded_facts(args: argparse.Namespace, stack: str) -> dict[str, Any]:
+    """`plan --facts FILE`: the adopted cluster's facts as `preflight --record` wrote them, answering the
+    preflight's look-ups instead of the mocks' placeholders."""
+    from eks_karpenter.tools.facts import FactsFileError, facts_invoke_results, read_facts
+
+    path: Path = args.facts
+    cfg = validated_stack_config(load_project(args.program), stack)
+    if not cfg.cluster.existing:
+        raise UsageError(f"--facts {path}: stack {stack!r} creates its cluster; facts are an adopted cluster's")
+    try:
+        data = read_facts(path.read_text(), str(path), cfg.cluster.name)
+    except OSError as exc:
+        raise UsageError(f"--facts {path}: {exc.strerror or exc}") from None
+    except FactsFileError as exc:
+        raise UsageError(f"--facts {exc}") from None
+    return facts_invoke_results(data, cfg.region)
 
 
 def _live_lookups(args: argparse.Namespace, stack: str) -> dict[str, Any]:
@@ -132,6 +153,17 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     plan.add_argument("--live", action="store_true", help="check the pins against AWS in the stack's region "
                       "(add-on versions, AMI aliases, node group releases; credentials and boto3 needed)")
     plan.add_argument("--out", type=Path, help="also write manifests, Helm values and IAM documents here")
+    plan.add_argument("--facts", type=Path, metavar="FILE", help="an adopted cluster's facts recorded by "
+                      "`preflight --record FILE`, in place of the offline placeholders (node groups, version, "
+                      "what its API answered)")
+
+    preflight = sub.add_parser("preflight", help="record an adopted cluster's facts for the offline plan: its "
+                               "version, the node groups and what its API answers (AWS credentials, boto3 and "
+                               "kubernetes needed)")
+    preflight.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    preflight.add_argument("--record", required=True, type=Path, metavar="FILE",
+                           help="write the facts here (JSON; `plan --facts FILE` reads it)")
+    _add_project_arguments(preflight, references=False)
 
     schema = sub.add_parser("schema", help="print the JSON Schema of a stack file (keys in the project's namespace)")
     schema.add_argument("--program", type=Path, metavar="DIR",
@@ -239,6 +271,34 @@ def _namespace(args: argparse.Namespace) -> str:
 
     root = _program(args)
     return ProgramProject.load(root).name if (root / "Pulumi.yaml").is_file() else PROJECT
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    from eks_karpenter.platform.preflight.probe import probe
+    from eks_karpenter.tools.facts import record_facts
+
+    _check_stack(args.stack)
+    project = load_project(args.program)
+    cfg = validated_stack_config(project, args.stack)
+    if not cfg.cluster.existing:
+        raise UsageError(f"preflight: stack {args.stack!r} creates its cluster (cluster.existing is not set)")
+    try:
+        import boto3
+    except ImportError:
+        raise UsageError("preflight --record needs boto3: pip install 'eks-karpenter[live]'") from None
+    eks = boto3.Session(region_name=cfg.region).client("eks")
+    try:
+        facts = record_facts(cfg, project.name, args.stack, eks, probe)
+    except Exception as exc:  # botocore: no credentials, no network, no such cluster
+        raise UsageError(f"preflight: cannot read cluster {cfg.cluster.name!r} in {cfg.region}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    try:
+        args.record.write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
+    except OSError as exc:
+        raise UsageError(f"--record {args.record}: {exc.strerror or exc}") from None
+    print(f"wrote {args.record}: plan with `eks-karpenter plan --stack {args.stack} --facts {args.record}`",
+          file=sys.stderr)
+    return 0
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -485,7 +545,7 @@ def cmd_pins(args: argparse.Namespace) -> int:
 
 COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "policy-pack": cmd_policy_pack, "deploy-policy": cmd_deploy_policy,
             "diff": cmd_diff, "import-legacy": cmd_import_legacy, "cost": cmd_cost, "simulate": cmd_simulate,
-            "smoke": cmd_smoke, "pins": cmd_pins}
+            "smoke": cmd_smoke, "pins": cmd_pins, "preflight": cmd_preflight}
 
 
 COMMAND_GC_THRESHOLDS = (10_000, 10, 10)

@@ -169,7 +169,7 @@ REFUSED: list[tuple[str, str, Mutation, str, str]] = [
      f"{CLU}.apiAccess.cidrs", "every source is a public address"),
     # observability and windows
     ("queue-age-alarm-at-retention", "prod", section(OBS, queueOldestMessageSeconds=600),
-     f"{OBS}.queueOldestMessageSeconds", "can never be reached"),
+     f"{OBS}.queueOldestMessageSeconds", "could never fire"),
     ("amp-workspace-with-prometheus-operator", "prod", section(OBS, ampWorkspaceArn=WORKSPACE),
      f"{OBS}.ampWorkspaceArn", "only applies with metrics: ampScraper"),
     ("observability-off-with-settings", "dev", setitem(OBS, {"metrics": "ampScraper"}), f"{OBS}.metrics",

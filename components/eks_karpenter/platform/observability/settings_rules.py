@@ -1,11 +1,10 @@
-"""Rules on the settings of `eks-karpenter:observability`: settings the chosen mode ignores, ARNs of another
-region, partition or account, and an oldest-message alarm the interruption queue can never reach (pure)."""
+"""Rules on the settings of `eks-karpenter:observability`: settings the chosen mode ignores, and ARNs of another
+region, partition or account (pure). The alarm thresholds' own rules are in rules.py."""
 
 from __future__ import annotations
 
 from eks_karpenter.arns import arn_issues
 from eks_karpenter.config.errors import Issue, KeyPath
-from eks_karpenter.platform.interruption.events import QUEUE_RETENTION_SECONDS
 from eks_karpenter.platform.observability.config import ObservabilityConfig
 
 _ONLY_WHEN_ENABLED = (("metrics", "metrics"), ("amp_workspace_arn", "ampWorkspaceArn"),
@@ -15,8 +14,8 @@ _ONLY_WHEN_ENABLED = (("metrics", "metrics"), ("amp_workspace_arn", "ampWorkspac
 
 
 def validate_observability_settings(cfg: ObservabilityConfig, *, region: str | None, accounts: tuple[str, ...],
-                           queue_enabled: bool, at: KeyPath) -> list[Issue]:
-    """Every rule on `eks-karpenter:observability`, at `at`."""
+                                    at: KeyPath) -> list[Issue]:
+    """Settings of `eks-karpenter:observability` (at `at`) that would be ignored or point elsewhere."""
     issues: list[Issue] = []
     if not cfg.enabled:
         issues += [Issue(at + (key,), "has no effect while enabled is false", cfg.written(name))
@@ -36,9 +35,4 @@ def validate_observability_settings(cfg: ObservabilityConfig, *, region: str | N
         if cfg.alarm_topic_arn is not None:
             issues += arn_issues(cfg.alarm_topic_arn, at + ("alarmTopicArn",), service="sns", region=region,
                                  accounts=accounts, what="SNS topic")
-    age = cfg.queue_oldest_message_seconds
-    if queue_enabled and cfg.is_set("queue_oldest_message_seconds") and age >= QUEUE_RETENTION_SECONDS:
-        issues.append(Issue(at + ("queueOldestMessageSeconds",), f"can never be reached: the interruption queue "
-                            f"keeps a message {QUEUE_RETENTION_SECONDS}s (its retention), so no message grows "
-                            f"older than that; alarm below {QUEUE_RETENTION_SECONDS}s", age))
     return issues
