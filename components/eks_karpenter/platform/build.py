@@ -189,7 +189,7 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
         "tags": st.tags, "awsAuthRoleArns": [node_role.role_arn],
         "lookupOidcProvider": cfg.karpenter.identity == "irsa", "deletionProtection": cfg.protect,
         "providerCredentials": cfg.access.provider_credentials, "deployers": cfg.access.deployers,
-        "adminsComponent": "access", "source": st.source,
+        "adminsComponent": "access", "accessTeams": [t.name for t in cfg.access.teams], "source": st.source,
         "configPath": (f"{st.project}:cluster",), "existingCluster": existing,
         "protect": cfg.protect, "iamNames": st.iam,
         # An adopted cluster's security group is another tool's: selected by ID, not tagged, unless asked.
@@ -204,7 +204,7 @@ def _access(st: _Stack, cluster: Cluster, node_role_name: str) -> Access | None:
         return None
     return Access("access", {
         "clusterName": st.name, "region": cfg.region, "config": cfg.access, "configPath": (f"{st.project}:access",),
-        "source": st.source, "tags": st.tags,
+        "source": st.source, "tags": st.tags, "deployersComponent": "cluster",
         # Teams with pool rights are confined to their own pools and classes (ValidatingAdmissionPolicies).
         "guardrails": team_guardrails(cfg.access.teams, PlatformNodeAccess(
             cluster_name=st.name, node_role_name=node_role_name,

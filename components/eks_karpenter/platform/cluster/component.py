@@ -14,8 +14,9 @@ import pulumi_kubernetes as k8s
 from eks_karpenter import tags as T
 from eks_karpenter.arns import partition_of
 from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
+from eks_karpenter.platform.access.component import entry_aliases
 from eks_karpenter.platform.access.config import Deployer, ProviderCredentials
-from eks_karpenter.platform.access.plan import admin_entry_key, deployer_entries, policy_arn
+from eks_karpenter.platform.access.plan import deployer_entries, former_entry_keys, policy_arn
 from eks_karpenter.platform.adopted import ACCESS_ENTRY_MODES
 from eks_karpenter.platform.cluster import plan as P
 from eks_karpenter.platform.cluster.config import ClusterConfig
@@ -59,8 +60,11 @@ class ClusterArgs(TypedDict):
     deployers: NotRequired[Sequence[Deployer]]
     """Identities that run `pulumi up` / `preview`: each gets an access entry the Kubernetes provider waits for."""
     adminsComponent: NotRequired[str]
-    """Name of the Access component whose `clusterAdmins` entries a deployer may take over: a principal moved
-    from `clusterAdmins` to `deployers` keeps its entry (an alias), instead of a second entry that EKS refuses."""
+    """Name of the Access component whose entries a deployer may take over: a principal moved from
+    `clusterAdmins` or a team to `deployers` keeps its entry (an alias), instead of a second entry that EKS
+    refuses."""
+    accessTeams: NotRequired[Sequence[str]]
+    """Names of the `access.teams`, whose former entry names a deployer's entry also aliases."""
     protect: NotRequired[bool]
     """Protect what holds state (the EKS control plane, its secrets KMS key, its log group) from deletion and
     replacement. Only those: node groups, launch templates, add-ons and the Kubernetes provider stay
@@ -283,15 +287,14 @@ class Cluster(pulumi.ComponentResource):
         partition = partition_of(args["region"])
         # The entries need the cluster; the cluster name alone carries no dependency on it.
         after = pulumi.ResourceOptions(parent=self, depends_on=[] if cfg.existing else [self._cluster])
-        admins = args.get("adminsComponent")
+        homes = {"cluster": name, "access": args.get("adminsComponent")}
+        teams = list(args.get("accessTeams") or [])
+        deployers = list(args.get("deployers") or [])
         out: list[pulumi.Resource] = []
-        for entry in deployer_entries(list(args.get("deployers") or [])):
-            moved: list[pulumi.Input[str]] = []
-            moved_assoc: list[pulumi.Input[str]] = []
-            if admins:
-                old = f"{admins}-{admin_entry_key(entry.principal_arn)}"
-                moved = [pulumi.create_urn(old, ENTRY_TYPE, parent=pulumi.create_urn(admins, ACCESS_TYPE))]
-                moved_assoc = [pulumi.create_urn(old, ASSOCIATION_TYPE, parent=moved[0])]
+        for deployer, entry in zip(deployers, deployer_entries(deployers), strict=True):
+            # One entry per principal, whichever list holds it: the former names are aliases (access/plan.py).
+            former = former_entry_keys(entry.principal_arn, deployer=deployer.name, teams=teams)
+            moved, moved_assoc = entry_aliases(entry.key, "cluster", homes, former)
             resource = aws.eks.AccessEntry(
                 f"{name}-{entry.key}", cluster_name=cfg.name, principal_arn=entry.principal_arn, type="STANDARD",
                 tags=args["tags"], opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(aliases=moved)))
@@ -370,9 +373,6 @@ def no_creator_admin(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTrans
     return pulumi.ResourceTransformResult(props=P.without_creator_admin(dict(args.props)), opts=args.opts)
 
 
-ACCESS_TYPE = "eks-karpenter:index:Access"
-ENTRY_TYPE = "aws:eks/accessEntry:AccessEntry"
-ASSOCIATION_TYPE = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 
 def lookup_existing_cluster(cluster_name: str, source: str, at: KeyPath,
                             parent: pulumi.Resource | None = None) -> aws.eks.GetClusterResult:
