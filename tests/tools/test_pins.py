@@ -77,6 +77,7 @@ def clients(addon_answers: dict[str, list[str]], ssm_answers: dict[str, str | No
 
 ADDONS_CURRENT = {name: ["v0.0.1-eksbuild.1", pin] for name, pin in sorted(PINNED.items())}
 NEWEST_AMI = f"{MINOR}.2-20261120"
+PINNED_RELEASE = f"{MINOR}.1-{versions.AMI_ALIAS.partition('@v')[2]}"
 
 
 def test_offline_lists_every_pin_with_source_and_age(capsys: pytest.CaptureFixture[str]) -> None:
@@ -177,7 +178,7 @@ def test_the_command_is_on_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
 
 def _plan_live_clients(missing_alias: bool) -> tuple[Any, Any]:
     """Recorded answers in the order the dev plan asks: each add-on (default, then newest), the alias's AMI, the
-    newest release when it is missing, then the node groups' releases."""
+    newest release when it is missing; else the system group's pinned release, then the spot group's newest."""
     session = boto3.Session(region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="x")
     eks, ssm = session.client("eks"), session.client("ssm")
     eks_stub, ssm_stub = Stubber(eks), Stubber(ssm)
@@ -195,9 +196,12 @@ def _plan_live_clients(missing_alias: bool) -> tuple[Any, Any]:
         ssm_stub.add_response("get_parameter", {"Parameter": {"Name": image, "Value": "ami-0123456789abcdef0"}},
                               {"Name": image})
     release = f"{AL2023}/recommended/release_version"
-    for _ in range(1 if missing_alias else 2):
-        ssm_stub.add_response("get_parameter", {"Parameter": {"Name": release, "Value": NEWEST_AMI}},
-                              {"Name": release})
+    if not missing_alias:  # the system group's release: the pinned release's own parameter
+        pinned = image.removesuffix("/image_id") + "/release_version"
+        ssm_stub.add_response("get_parameter", {"Parameter": {"Name": pinned, "Value": PINNED_RELEASE}},
+                              {"Name": pinned})
+    ssm_stub.add_response("get_parameter", {"Parameter": {"Name": release, "Value": NEWEST_AMI}},
+                          {"Name": release})
     eks_stub.activate()
     ssm_stub.activate()
     return eks, ssm
@@ -211,6 +215,8 @@ def test_plan_live_answers_the_pin_look_ups_from_aws() -> None:
     result = run_plan(REPO, "dev", invoke_results=pins.live_invoke_results(eks, ssm))
     assert result.error is None
     assert any("gets AMI release" in w and NEWEST_AMI in w for w in result.document.warnings)
+    [system] = [r for r in result.document.by_type("eks:index:ManagedNodeGroup") if r.name == "cluster-system"]
+    assert system.inputs["releaseVersion"] == PINNED_RELEASE
     eks, ssm = _plan_live_clients(missing_alias=True)
     result = run_plan(REPO, "dev", invoke_results=pins.live_invoke_results(eks, ssm))
     assert isinstance(result.error, ConfigError)

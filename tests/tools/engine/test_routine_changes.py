@@ -120,6 +120,23 @@ def test_kubernetes_minor_drifts_pools_whose_class_picks_its_ami_by_alias() -> N
     assert any("rolling update" in c for c in causes["cluster-system"])
 
 
+def test_moving_the_library_ami_pin_rolls_the_system_group_and_drifts_the_pools(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The stacks inherit versions.AMI_ALIAS (what `pins --write` moves): the pools' EC2NodeClass and the system
+    # group's release follow it, and the diff says both roll.
+    base = plan_stack("prod")
+    monkeypatch.setattr(versions, "AMI_ALIAS", "al2023@v20261101")
+    diff = diff_plans(base, plan_program(REPO, "prod"))
+    fleets = {(f.kind, f.name): f for f in diff.fleets}
+    assert set(fleets) == {("node group", "cluster-system"), ("NodePool", "general"), ("NodePool", "critical"),
+                           ("NodePool", "arm64")}
+    assert fleets[("node group", "cluster-system")].causes == ("rolling update (`releaseVersion`)",)
+    system = next(c for c in diff.changes if c.resource.name == "cluster-system")
+    [release] = system.properties
+    assert (release.old, release.new) == ("1.35.0-20260815", "1.35.0-20261101") and system.op == "update"
+    assert not diff.refused and not [c for c in diff.changes if c.blocked]
+
+
 def test_a_node_class_ami_change_drifts_every_pool_using_it() -> None:
     def new_ami(c: dict[str, Any]) -> None:
         c["eks-karpenter:nodeClasses"][0]["amiSelectorTerms"] = [{"alias": "al2023@v20260901"}]

@@ -69,6 +69,10 @@ class ClusterArgs(TypedDict):
     """Protect what holds state (the EKS control plane, its secrets KMS key, its log group) from deletion and
     replacement. Only those: node groups, launch templates, add-ons and the Kubernetes provider stay
     replaceable, so routine changes go through."""
+    systemReleaseVersion: NotRequired[str | None]
+    """The system node group's AMI release (`<minor>.<patch>-<date>`): the AMI pin's, looked up at preview
+    (`lookups.check_pins`), so the group runs the image Karpenter's nodes run and a move of the pin rolls it.
+    None: EKS's newest release when the group is created, never moved after."""
     iamNames: NotRequired[IamNames]
     """How the managed node groups' role is named (default: per region)."""
 
@@ -253,7 +257,7 @@ class Cluster(pulumi.ComponentResource):
             instance_types=sys_cfg.instance_types, ami_type=sys_cfg.ami_type, disk_size=sys_cfg.disk_size,
             hop_limit=sys_cfg.http_put_response_hop_limit, subnet_ids=args["privateSubnetIds"],
             sizes=(sys_cfg.min_size, sys_cfg.desired_size, sys_cfg.max_size), labels=P.system_labels(cfg),
-            taints=[P.mng_taint(P.CRITICAL_ADDONS_TAINT)], tags=tags)
+            taints=[P.mng_taint(P.CRITICAL_ADDONS_TAINT)], tags=tags, release=args.get("systemReleaseVersion"))
         groups: list[pulumi.Resource] = [system]
         for group in cfg.spot_node_groups:
             groups.append(self._node_group(
@@ -310,7 +314,8 @@ class Cluster(pulumi.ComponentResource):
                     role_arn: pulumi.Input[str], capacity_type: str, instance_types: Sequence[str], ami_type: str,
                     disk_size: int, hop_limit: int, subnet_ids: pulumi.Input[Sequence[str]],
                     sizes: tuple[int, int, int], labels: dict[str, str], taints: list[dict[str, str]],
-                    tags: dict[str, str], resource: str | None = None) -> eks.ManagedNodeGroup:
+                    tags: dict[str, str], resource: str | None = None,
+                    release: str | None = None) -> eks.ManagedNodeGroup:
         """A managed node group with its own launch template, named by prefix so replacements create first."""
         resource = resource or f"{name}-{group}"
         child = pulumi.ResourceOptions(parent=self)
@@ -330,6 +335,8 @@ class Cluster(pulumi.ComponentResource):
             # With a launch template pulumi-eks no longer defaults the version: pin it, so a cluster upgrade
             # rolls the group's nodes to the new version's AMI.
             version=cfg.version,
+            # The AMI release within that version (the pin's, for the system group): a new one rolls the nodes.
+            release_version=release,
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=template.id, version=template.latest_version.apply(str)),
             subnet_ids=subnet_ids,
