@@ -82,7 +82,7 @@ class Access(pulumi.ComponentResource):
     """Every entry, association and RBAC object: what a release relying on these identities must wait for."""
 
     def __init__(self, name: str, args: AccessArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(ACCESS_TYPE, name, None, opts)
+        super().__init__("eks-karpenter:index:Access", name, None, opts)
         cfg, cluster = args["config"], args["clusterName"]
         partition = partition_of(args["region"])
         planned = access_entries(cfg)
