@@ -200,6 +200,10 @@ def test_a_principal_is_a_deployer_or_an_admin_not_both() -> None:
     config = stack_config("dev")
     config["eks-karpenter:access"]["clusterAdmins"] = [CI]
     assert "EKS allows one access entry per principal" in refusal(config)
+    # The same role under another path (or case) is the same principal, and would be the same entry.
+    config["eks-karpenter:access"]["clusterAdmins"] = ["arn:aws:iam::123456789012:role/ci/GitHub-Deploy"]
+    assert "clusterAdmins[0]: EKS allows one access entry per principal, and this one is already at " \
+           "deployers.1.principalArn" in refusal(config)
 
 
 def test_the_caller_is_never_refused_on_a_later_up() -> None:
