@@ -105,6 +105,12 @@ def test_a_retained_holder_needs_an_alias_or_a_hand_step() -> None:
     new = doc(res("kubernetes:core/v1:Namespace", "team-batch", ns))
     (refusal,) = diff_plans(old, new).refused
     assert "forgotten (`retainOnDelete`)" in refusal.message and "pulumi import" in refusal.message
+    # Importing the retained object under the new URN adopts it: one object, nothing collides.
+    adopted = doc(res("kubernetes:core/v1:Namespace", "team-batch", ns, {"import": "batch"}))
+    assert diff_plans(old, adopted).refused == ()
+    # Beside a delete, an import still collides: the delete would remove what was just adopted.
+    deleted = doc(res("kubernetes:core/v1:Namespace", "namespaces-batch", ns))
+    assert len(diff_plans(deleted, adopted).refused) == 1
 
 
 def test_the_diff_command_exits_3_on_a_collision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

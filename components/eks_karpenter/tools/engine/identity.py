@@ -225,7 +225,9 @@ class Collision:
 
 def collisions(changes: Sequence[ResourceChange]) -> tuple[Collision, ...]:
     """Every create whose natural key a delete (or forget) of the same diff holds. Aliased resources are one
-    change (an update), never a create and a delete, so they never collide."""
+    change (an update), never a create and a delete, so they never collide; nor does a create that imports
+    (`import`) what a forget leaves in the account. An import beside a delete still collides: the delete removes
+    the object just adopted."""
     held: dict[tuple[str, ...], ResourceChange] = {}
     for change in changes:
         if change.op in ("delete", "forget"):
@@ -238,8 +240,11 @@ def collisions(changes: Sequence[ResourceChange]) -> tuple[Collision, ...]:
             continue
         key = natural_key(change.resource)
         old = held.get(key) if key is not None else None
-        if key is not None and old is not None:
-            found.append(Collision(change.resource, old.resource, key, retained=old.op == "forget"))
+        if key is None or old is None:
+            continue
+        if old.op == "forget" and change.resource.options.get("import"):
+            continue  # the retained object is adopted under the new URN: the documented way to move one
+        found.append(Collision(change.resource, old.resource, key, retained=old.op == "forget"))
     return tuple(found)
 
 
