@@ -150,7 +150,12 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
                       "(default: none, the `python3` on PATH runs it)")
 
     diff = sub.add_parser("diff", help="compare two plans: two `plan --format json` files, or a stack at a git ref "
-                                       "with the working tree; prints Markdown")
+                                       "with the working tree; prints Markdown",
+                          description="Exit status 3 (the Markdown is printed all the same): a change `pulumi up` "
+                                      "cannot carry out: a created VPC's new CIDR or reordered zones, a Kubernetes "
+                                      "minor skipped or downgraded, or a create whose natural key (an access entry's "
+                                      "principal, an IAM or queue name, a Kubernetes object's kind, namespace and "
+                                      "name, ...) a delete of the same change still holds. See docs/changes.md.")
     diff.add_argument("files", nargs="*", type=Path, metavar="PLAN.json",
                       help="OLD and NEW: two `plan --format json` outputs of one stack")
     diff.add_argument("--base", metavar="REF", help="git ref to compare the working tree with (e.g. origin/main)")
