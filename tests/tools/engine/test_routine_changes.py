@@ -38,33 +38,49 @@ def _section(key: str) -> Callable[[dict[str, Any]], Any]:
     return lambda config: config[f"eks-karpenter:{key}"]
 
 
+# The routine edits, written for any shipped stack (the matrix below runs them on each; the tests here on prod).
+
+def _access(c: dict[str, Any]) -> dict[str, Any]:
+    access: dict[str, Any] = c.setdefault("eks-karpenter:access", {})
+    return access
+
+
+def _created(c: dict[str, Any]) -> bool:
+    return not c["eks-karpenter:cluster"].get("existing")
+
+
 def system_instance_types(c: dict[str, Any]) -> None:
     c["eks-karpenter:cluster"]["systemNodeGroup"]["instanceTypes"] = ["m7i.2xlarge", "m6i.2xlarge"]
 
 
 def kubernetes_minor(c: dict[str, Any]) -> None:
-    c["eks-karpenter:cluster"]["version"] = "1.36"
+    """The next minor (prod's 1.35 -> 1.36)."""
+    minor = c["eks-karpenter:cluster"]["version"]
+    c["eks-karpenter:cluster"]["version"] = f"1.{int(minor.split('.')[1]) + 1}"
 
 
-def karpenter_chart(c: dict[str, Any]) -> None:
-    # Another supported release (versions.KARPENTER_RELEASES): the change between two releases, either way, must
-    # plan with nothing protected replaced.
-    c.setdefault("eks-karpenter:karpenter", {})["version"] = "1.13.1"
+def karpenter_release(version: str) -> Edit:
+    """Another supported release (versions.KARPENTER_RELEASES): the change between two releases, either way, must
+    plan with nothing protected replaced."""
+    def edit(c: dict[str, Any]) -> None:
+        c.setdefault("eks-karpenter:karpenter", {})["version"] = version
+    return edit
 
 
 def pool_requirements(c: dict[str, Any]) -> None:
-    general = next(p for p in c["eks-karpenter:nodePools"] if p["name"] == "general")
-    general["instanceCategories"] = ["c", "m"]
+    """The first pool's instance categories (prod's `general`)."""
+    c["eks-karpenter:nodePools"][0]["instanceCategories"] = ["c", "m"]
 
 
 def add_team(c: dict[str, Any]) -> None:
-    c["eks-karpenter:access"].setdefault("teams", []).append({
+    _access(c).setdefault("teams", []).append({
         "name": "payments", "namespaces": ["payments"],
         "principalArns": ["arn:aws:iam::123456789012:role/payments-deploy"]})
 
 
 def add_pool(c: dict[str, Any]) -> None:
-    pool = copy.deepcopy(next(p for p in c["eks-karpenter:nodePools"] if p["name"] == "arm64"))
+    """A copy of the last pool (prod's `arm64`) named `batch`."""
+    pool = copy.deepcopy(c["eks-karpenter:nodePools"][-1])
     pool["name"] = "batch"
     c["eks-karpenter:nodePools"].append(pool)
 
@@ -74,7 +90,7 @@ ROUTINE: dict[str, tuple[Edit, set[tuple[str, str]]]] = {
     "system group instance types": (system_instance_types, {("node group", "cluster-system")}),
     "Kubernetes minor": (kubernetes_minor, {("node group", "cluster-system"), ("NodePool", "general"),
                                            ("NodePool", "critical"), ("NodePool", "arm64")}),
-    "Karpenter chart version": (karpenter_chart, set()),
+    "Karpenter chart version": (karpenter_release("1.13.1"), set()),
     "a NodePool's requirements": (pool_requirements, {("NodePool", "general")}),
     "adding a team": (add_team, set()),
     "adding a NodePool": (add_pool, set()),
@@ -244,52 +260,29 @@ Variant = Callable[[str, dict[str, Any]], bool]
 OTHER_ARN = "arn:aws:iam::123456789012:role/platform-oncall"
 
 
-def _access(c: dict[str, Any]) -> dict[str, Any]:
-    return c.setdefault("eks-karpenter:access", {})
+def _on_created(edit: Edit) -> Variant:
+    """A change to a cluster the stack creates (an adopted cluster's version and node groups are not its own)."""
+    def variant(stack: str, c: dict[str, Any]) -> bool:
+        if _created(c):
+            edit(c)
+        return _created(c)
+    return variant
 
 
-def _created(c: dict[str, Any]) -> bool:
-    return not c["eks-karpenter:cluster"].get("existing")
-
-
-def _v_kubernetes(stack: str, c: dict[str, Any]) -> bool:
-    if not _created(c):
-        return False
-    minor = c["eks-karpenter:cluster"]["version"]
-    c["eks-karpenter:cluster"]["version"] = f"1.{int(minor.split('.')[1]) + 1}"
-    return True
+def _always(edit: Edit) -> Variant:
+    def variant(stack: str, c: dict[str, Any]) -> bool:
+        edit(c)
+        return True
+    return variant
 
 
 def _v_karpenter(version: str) -> Variant:
     def edit(stack: str, c: dict[str, Any]) -> bool:
         if c.get("eks-karpenter:karpenter", {}).get("version", versions.KARPENTER_VERSION) == version:
             return False
-        c.setdefault("eks-karpenter:karpenter", {})["version"] = version
+        karpenter_release(version)(c)
         return True
     return edit
-
-
-def _v_system_types(stack: str, c: dict[str, Any]) -> bool:
-    if not _created(c):
-        return False
-    c["eks-karpenter:cluster"]["systemNodeGroup"]["instanceTypes"] = ["m7i.2xlarge", "m6i.2xlarge"]
-    return True
-
-
-def _v_pool_requirements(stack: str, c: dict[str, Any]) -> bool:
-    c["eks-karpenter:nodePools"][0]["instanceCategories"] = ["c", "m"]
-    return True
-
-
-def _v_add_team(stack: str, c: dict[str, Any]) -> bool:
-    add_team_to(c)
-    return True
-
-
-def add_team_to(c: dict[str, Any]) -> None:
-    _access(c).setdefault("teams", []).append({
-        "name": "payments", "namespaces": ["payments"],
-        "principalArns": ["arn:aws:iam::123456789012:role/payments-deploy"]})
 
 
 def _v_remove_team(stack: str, c: dict[str, Any]) -> bool:
@@ -297,13 +290,6 @@ def _v_remove_team(stack: str, c: dict[str, Any]) -> bool:
     if not teams:
         return False
     teams.pop()
-    return True
-
-
-def _v_add_pool(stack: str, c: dict[str, Any]) -> bool:
-    pool = copy.deepcopy(c["eks-karpenter:nodePools"][0])
-    pool["name"] = "batch-extra"
-    c["eks-karpenter:nodePools"].append(pool)
     return True
 
 
@@ -345,7 +331,7 @@ def _v_deployer_to_team(stack: str, c: dict[str, Any]) -> bool:
     if not previews:
         return False
     deployers.remove(previews[0])
-    add_team_to(c)
+    add_team(c)
     _access(c)["teams"][-1]["principalArns"].append(previews[0]["principalArn"])
     return True
 
@@ -355,7 +341,7 @@ def _v_admin_to_team(stack: str, c: dict[str, Any]) -> bool:
     if not admins:
         return False
     moved = admins.pop()
-    add_team_to(c)
+    add_team(c)
     _access(c)["teams"][-1]["principalArns"].append(moved)
     return True
 
@@ -390,13 +376,13 @@ def _v_phase(phase: int) -> Variant:
 
 
 VARIANTS: dict[str, Variant] = {
-    "Kubernetes minor": _v_kubernetes,
+    "Kubernetes minor": _on_created(kubernetes_minor),
     **{f"Karpenter {v}": _v_karpenter(v) for v in versions.KARPENTER_RELEASES},
-    "system group instance types": _v_system_types,
-    "pool requirements": _v_pool_requirements,
-    "add a team": _v_add_team,
+    "system group instance types": _on_created(system_instance_types),
+    "pool requirements": _always(pool_requirements),
+    "add a team": _always(add_team),
     "remove a team": _v_remove_team,
-    "add a pool": _v_add_pool,
+    "add a pool": _always(add_pool),
     "remove a pool": _v_remove_pool,
     "add a deployer": _v_add_deployer,
     "remove a deployer": _v_remove_deployer,
