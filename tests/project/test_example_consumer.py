@@ -39,7 +39,8 @@ def test_example_builds_its_pool_class_and_pinned_deployment_on_the_platform() -
     assert pool["spec"]["template"]["spec"]["nodeClassRef"]["name"] == "batch-spot"
     pod = by_type["kubernetes:apps/v1:Deployment"]["inputs"]["spec"]["template"]["spec"]
     assert pod["nodeSelector"]["karpenter.sh/nodepool"] == "batch-spot"
-    assert {"key": "team", "operator": "Equal", "value": "batch", "effect": "NoSchedule"} in pod["tolerations"]
+    toleration = {"key": "eks-karpenter/team", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}
+    assert toleration in pod["tolerations"]
     provider = by_type["pulumi:providers:kubernetes"]["inputs"]
     assert provider["kubeconfig"] == "[secret]"  # the platform's kubeconfig output is secret
 

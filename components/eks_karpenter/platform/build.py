@@ -212,6 +212,7 @@ def _access(st: _Stack, cluster: Cluster, node_role_name: str) -> Access | None:
             # An adopted VPC and cluster left untagged: the platform's classes select them by id, so may a team's.
             security_group_ids=(*cfg.cluster.node_security_group_ids, *filter(None, [_adopted_cluster_sg(st)])),
             node_classes=tuple(c.name for c in cfg.node_classes),
+            pool_weights=tuple(p.weight for p in cfg.node_pools),
             subnet_ids=tuple(sorted((cfg.network.private_subnet_ids or {}).values()))
             if cfg.network.adopting and not cfg.network.write_discovery_tags else ())),
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider}))

@@ -38,10 +38,15 @@ def node_class(name: str = "batch-spot", **changes: Any) -> dict[str, Any]:
     return manifest
 
 
+TEAM_TAINT = {"key": TEAM_LABEL, "value": "batch", "effect": "NoSchedule"}
+
+
 def node_pool(name: str = "batch-spot", node_class_name: str = "batch-spot",
-              limits: dict[str, Any] | None = None) -> dict[str, Any]:
+              limits: dict[str, Any] | None = None, **changes: Any) -> dict[str, Any]:
+    """A team pool as the team should write it (its label and taint); `changes` are stack-file keys."""
     manifest = render_node_pool(NodePoolConfig.model_validate({
-        "name": name, "nodeClass": node_class_name, "limits": limits or {"cpu": "200", "memory": "400Gi"}}))
+        "name": name, "nodeClass": node_class_name, "limits": limits or {"cpu": "200", "memory": "400Gi"},
+        "labels": {TEAM_LABEL: "batch"}, "taints": [TEAM_TAINT], **changes}))
     return manifest
 
 
@@ -136,10 +141,41 @@ def test_requests_outside_the_team_are_not_matched() -> None:
     (node_pool(limits={"cpu": "100", "memory": "1Ti"}), "at most 200 cpu"),
     (node_pool(node_class_name="web-spot"), "own node classes"),
     (node_pool(name="general"), "named 'batch-...'"),
+    (node_class(kubelet={"clusterDNS": ["10.0.0.53"]}), "clusterDNS"),
+    (node_class(capacityReservationSelectorTerms=[{"id": "cr-0123456789abcdef0"}]), "capacity reservations"),
+    (node_class(blockDeviceMappings=[{"deviceName": "/dev/xvdb", "ebs": {"snapshotID": "snap-0123456789abcdef0"}}]),
+     "EBS snapshot"),
+    (node_pool(labels={}), f"label {TEAM_LABEL}=batch"),
+    (node_pool(labels={TEAM_LABEL: "web"}), f"label {TEAM_LABEL}=batch"),
+    (node_pool(taints=[]), f"taint {TEAM_LABEL}=batch:NoSchedule"),
+    (node_pool(taints=[{**TEAM_TAINT, "effect": "PreferNoSchedule"}]), "NoSchedule"),
+    (node_pool(taints=[{**TEAM_TAINT, "value": "web"}]), "NoSchedule"),
+    (node_pool(labels={TEAM_LABEL: "batch", "node-role/system": "true"}), "no label in the domains"),
+    (node_pool(labels={TEAM_LABEL: "batch", "node.kubernetes.io/instance-type": "m5.large"}),
+     "no label in the domains"),
+    (node_pool(labels={TEAM_LABEL: "batch", "topology.kubernetes.io/zone": "eu-west-1a"}), "no label in the domains"),
+    (node_pool(labels={TEAM_LABEL: "batch", "eks-karpenter/tier": "platform"}), "no label in the domains"),
+    (node_pool(weight=1), "weight may not exceed"),
 ])
 def test_forbidden_objects_are_refused(obj: dict[str, Any], why: str) -> None:
     messages = denied(obj)
     assert any(why in m for m in messages), messages
+
+
+def test_a_team_pool_with_its_own_plain_labels_and_extra_taints_is_admitted() -> None:
+    pool = node_pool(labels={TEAM_LABEL: "batch", "team": "batch", "example.com/tier": "batch"},
+                     taints=[TEAM_TAINT, {"key": "gpu", "value": "true", "effect": "NoSchedule"}])
+    assert denied(pool) == []
+
+
+def test_a_team_pool_may_weigh_as_much_as_the_lightest_platform_pool() -> None:
+    weighted = PlatformNodeAccess(**{**PLATFORM.__dict__, "pool_weights": (50, 10)})
+    policy = team_policy(TEAM, weighted)
+    assert admit(policy, "CREATE", BATCH, node_pool(weight=10)).denied == []
+    assert any("at most 10" in m for m in admit(policy, "CREATE", BATCH, node_pool(weight=11)).denied)
+    one_unweighted = PlatformNodeAccess(**{**PLATFORM.__dict__, "pool_weights": (50, None)})
+    assert any("sets none" in m for m in admit(team_policy(TEAM, one_unweighted), "CREATE", BATCH,
+                                                node_pool(weight=1)).denied)
 
 
 def test_a_pool_without_limits_is_refused() -> None:
