@@ -31,8 +31,10 @@ from eks_karpenter.platform.access.guardrails import pool_rights_issues
 from eks_karpenter.platform.access.plan import aws_provider_identity
 from eks_karpenter.platform.access.rules import (
     deployer_issues,
+    platform_objects_in_team_prefix,
     provider_identity_issues,
     team_namespace_issues,
+    team_prefix_issues,
     validate_access,
     with_provider_identity,
 )
@@ -475,6 +477,11 @@ def _access_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
     if not c.ok("access"):
         return []
     issues = validate_access(cfg.access, c.at("access"), cfg.region)
+    issues += team_prefix_issues(cfg.access.teams, c.at("access"))
+    if c.ok("node_pools", "node_classes"):
+        issues += platform_objects_in_team_prefix(
+            cfg.access.teams, [p.name for p in cfg.node_pools], [k.name for k in cfg.node_classes],
+            c.at("nodePools"), c.at("nodeClasses"))
     if c.ok("cluster"):
         issues += deployer_issues(cfg.access, cluster_created=not cfg.cluster.existing, at=c.at("access"))
         issues += pool_rights_issues(cfg.access.teams, cfg.cluster.version, c.at("access"))

@@ -269,3 +269,36 @@ def test_an_adopted_cluster_older_than_1_30_refuses_pool_rights_by_its_real_vers
     assert not result.document.resources
     fine = run_plan(REPO, "brownfield", config_overrides={"eks-karpenter:access": access})  # the mock's 1.33
     assert fine.error is None, fine.error
+
+
+# --- names that overlap ------------------------------------------------------------------------------------------
+
+def test_a_team_inside_another_teams_prefix_is_refused(tmp_path: Path) -> None:
+    config = stack_config("dev")
+    teams = config["eks-karpenter:access"]["teams"]
+    teams.append({**teams[0], "name": "batch-nightly", "namespaces": ["nightly"],
+                  "principalArns": ["arn:aws:iam::123456789012:role/team-nightly-deploy"]})
+    result = plan_config(config, tmp_path)
+    message = str(result.error)
+    assert "eks-karpenter:access.teams[1].name" in message and "inside team 'batch''s prefix" in message, message
+    assert not result.document.resources
+
+
+def test_team_names_that_share_letters_but_not_the_prefix_are_fine(tmp_path: Path) -> None:
+    config = stack_config("dev")
+    teams = config["eks-karpenter:access"]["teams"]
+    teams.append({**teams[0], "name": "batches", "namespaces": ["batches"],
+                  "principalArns": ["arn:aws:iam::123456789012:role/team-batches-deploy"]})
+    assert plan_config(config, tmp_path).error is None
+
+
+@pytest.mark.parametrize("section", ["eks-karpenter:nodePools", "eks-karpenter:nodeClasses"])
+def test_a_platform_pool_or_class_inside_a_pool_teams_prefix_is_refused(section: str, tmp_path: Path) -> None:
+    config = stack_config("dev")
+    config[section][0]["name"] = "batch-platform"
+    if section == "eks-karpenter:nodeClasses":
+        for pool in config["eks-karpenter:nodePools"]:
+            pool["nodeClass"] = "batch-platform"
+    result = plan_config(config, tmp_path)
+    message = str(result.error)
+    assert f"{section}[0].name" in message and "inside team 'batch''s prefix" in message, message
