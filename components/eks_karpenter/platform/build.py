@@ -40,6 +40,7 @@ from eks_karpenter.platform.migration import Migration, with_opt_in_taint
 from eks_karpenter.platform.migration.component import LegacyGroupFacts
 from eks_karpenter.platform.migration.config import MigrationConfig
 from eks_karpenter.platform.namespaces import Namespaces, platform_namespaces
+from eks_karpenter.platform.namespaces.plan import pod_security_labels
 from eks_karpenter.platform.network import Network
 from eks_karpenter.platform.nodepool import (
     NodeClass,
@@ -236,7 +237,9 @@ def _namespaces(st: _Stack, cluster: Cluster) -> Namespaces | None:
         karpenter=cfg.karpenter.namespace,
         node_termination_handler=cfg.node_termination_handler.namespace if cfg.node_termination_handler.enabled
         else None,
-        teams=[(team.name, team.namespaces) for team in cfg.access.teams])
+        teams=[(team.name, team.namespaces) for team in cfg.access.teams],
+        pod_security={namespace: pod_security_labels(team.pod_security, cfg.access.pod_security_mode)
+                      for team in cfg.access.teams for namespace in team.namespaces})
     if not wanted:
         return None
     return Namespaces("namespaces", {"namespaces": wanted, "deleteTimeout": cfg.karpenter.delete_timeout},

@@ -302,3 +302,65 @@ def test_a_platform_pool_or_class_inside_a_pool_teams_prefix_is_refused(section:
     result = plan_config(config, tmp_path)
     message = str(result.error)
     assert f"{section}[0].name" in message and "inside team 'batch''s prefix" in message, message
+
+
+# --- Pod Security ------------------------------------------------------------------------------------------------
+
+POD_SECURITY = "pod-security.kubernetes.io/"
+
+
+def _namespace_labels(doc: Any, name: str) -> dict[str, str]:
+    [namespace] = [r for r in doc.by_type("kubernetes:core/v1:Namespace") if r.inputs["metadata"]["name"] == name]
+    return dict(namespace.inputs["metadata"]["labels"])
+
+
+def test_team_namespaces_enforce_baseline_and_warn_at_restricted() -> None:
+    labels = _namespace_labels(plan_stack("dev"), "batch")
+    assert {k.removeprefix(POD_SECURITY): v for k, v in labels.items() if k.startswith(POD_SECURITY)} == {
+        "enforce": "baseline", "enforce-version": "latest", "audit": "restricted", "audit-version": "latest",
+        "warn": "restricted", "warn-version": "latest"}
+
+
+def test_platform_namespaces_carry_no_team_level() -> None:
+    from eks_karpenter.platform.namespaces.plan import platform_namespaces, pod_security_labels
+
+    specs = {s.name: s for s in platform_namespaces(karpenter="karpenter", node_termination_handler="nth",
+                                                    teams=[("batch", ["batch"])],
+                                                    pod_security={"batch": pod_security_labels("baseline")})}
+    assert not any(k.startswith(POD_SECURITY) for name in ("karpenter", "nth") for k in specs[name].labels())
+    assert specs["batch"].labels()[POD_SECURITY + "enforce"] == "baseline"
+
+
+@pytest.mark.parametrize(("level", "mode", "expected"), [
+    ("restricted", "enforce", {"enforce": "restricted", "audit": "restricted", "warn": "restricted"}),
+    ("privileged", "enforce", {"enforce": "privileged", "audit": "baseline", "warn": "baseline"}),
+    ("baseline", "audit", {"audit": "baseline", "warn": "baseline"}),
+])
+def test_a_teams_level_and_the_audit_step(level: str, mode: str, expected: dict[str, str], tmp_path: Path) -> None:
+    config = stack_config("dev")
+    config["eks-karpenter:access"]["teams"][0]["podSecurity"] = level
+    config["eks-karpenter:access"]["podSecurityMode"] = mode
+    result = plan_config(config, tmp_path)
+    assert result.error is None, result.error
+    labels = _namespace_labels(result.document, "batch")
+    assert {k.removeprefix(POD_SECURITY): v for k, v in labels.items()
+            if k.startswith(POD_SECURITY) and not k.endswith("-version")} == expected
+
+
+def test_a_namespace_shared_at_two_levels_is_refused(tmp_path: Path) -> None:
+    config = stack_config("dev")
+    teams = config["eks-karpenter:access"]["teams"]
+    teams.append({"name": "reports", "namespaces": ["batch"], "podSecurity": "privileged",
+                  "principalArns": ["arn:aws:iam::123456789012:role/team-reports-deploy"]})
+    message = str(plan_config(config, tmp_path).error)
+    assert "eks-karpenter:access.teams[1].podSecurity" in message and "one level" in message, message
+
+
+def test_the_diff_names_namespaces_whose_enforcement_changes(tmp_path: Path) -> None:
+    from eks_karpenter.tools.engine.diff import diff_plans, render_diff_markdown
+
+    config = stack_config("dev")
+    config["eks-karpenter:access"]["podSecurityMode"] = "audit"
+    before = plan_config(config, tmp_path, stack="dev").document
+    out = render_diff_markdown(diff_plans(before, plan_stack("dev")))
+    assert "Pod Security enforcement changes in namespaces" in out and "`namespaces-batch`: none → baseline" in out

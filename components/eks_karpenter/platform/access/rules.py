@@ -70,8 +70,15 @@ def validate_access(cfg: AccessConfig, at: KeyPath, region: str) -> list[Issue]:
     for i, arn in enumerate(cfg.cluster_admins):
         principal(arn, at + ("clusterAdmins", i))
     names: set[str] = set()
+    levels: dict[str, Team] = {}
     for t, team in enumerate(cfg.teams):
         here = at + ("teams", t)
+        for namespace in team.namespaces:
+            other = levels.setdefault(namespace, team)
+            if other.pod_security != team.pod_security:
+                issues.append(Issue(here + ("podSecurity",), f"namespace {namespace!r} is also team {other.name}'s, "
+                                    f"at podSecurity {other.pod_security}: a namespace has one level; give both "
+                                    "teams the same, or each its own namespace", team.pod_security))
         if team.name in names:
             issues.append(Issue(here + ("name",), "team listed twice", team.name))
         names.add(team.name)
