@@ -364,3 +364,62 @@ def test_the_diff_names_namespaces_whose_enforcement_changes(tmp_path: Path) -> 
     before = plan_config(config, tmp_path, stack="dev").document
     out = render_diff_markdown(diff_plans(before, plan_stack("dev")))
     assert "Pod Security enforcement changes in namespaces" in out and "`namespaces-batch`: none → baseline" in out
+
+
+def _pod(**spec: Any) -> dict[str, Any]:
+    container = {"name": "app", "image": "public.ecr.aws/docker/library/busybox:1.37"}
+    container.update(spec.pop("container", {}))
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "batch"},
+            "spec": {"containers": [container], **spec}}
+
+
+@pytest.mark.parametrize(("pod", "why"), [
+    (_pod(container={"securityContext": {"privileged": True}}), "privileged"),
+    (_pod(hostNetwork=True), "hostnamespaces"),  # IMDS answers a host-network pod whatever the hop limit
+    (_pod(hostPID=True), "hostnamespaces"),
+    (_pod(volumes=[{"name": "root", "hostPath": {"path": "/"}}]), "hostpathvolumes"),
+    (_pod(volumes=[{"name": "kubelet", "hostPath": {"path": "/var/lib/kubelet"}}]), "hostpathvolumes"),
+    (_pod(container={"securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}), "capabilities_baseline"),
+    (_pod(container={"securityContext": {"capabilities": {"add": ["NET_ADMIN"]}}}), "capabilities_baseline"),
+])
+def test_a_team_namespace_refuses_the_pods_that_reach_the_node(pod: dict[str, Any], why: str) -> None:
+    from tests.support.pod_security import admitted, violations
+
+    labels = _namespace_labels(plan_stack("dev"), "batch")
+    assert not admitted(pod, labels)
+    assert why in violations(pod, labels["pod-security.kubernetes.io/enforce"])
+
+
+def test_a_team_namespace_admits_an_ordinary_pod() -> None:
+    from tests.support.pod_security import admitted
+
+    pod = _pod(container={"securityContext": {"capabilities": {"add": ["NET_BIND_SERVICE"]}}},
+               volumes=[{"name": "cache", "emptyDir": {}}])
+    assert admitted(pod, _namespace_labels(plan_stack("dev"), "batch"))
+
+
+PSA_FIXTURES = "EKS_KARPENTER_PSA_FIXTURES"
+"""A kubernetes/pod-security-admission checkout's `test/testdata` (e.g. at v0.36.2): upstream's pass/fail pods."""
+
+
+@pytest.mark.parametrize("level", ["baseline", "restricted"])
+def test_the_model_agrees_with_upstreams_pass_and_fail_pods(level: str) -> None:
+    import os
+
+    import yaml
+
+    from tests.support.pod_security import FAMILIES, violations
+
+    root = os.environ.get(PSA_FIXTURES)
+    if not root:
+        pytest.skip(f"set {PSA_FIXTURES} to a kubernetes/pod-security-admission checkout's test/testdata")
+    checked = 0
+    for verdict in ("pass", "fail"):
+        for path in sorted((Path(root) / level / "v1.0" / verdict).glob("*.yaml")):
+            family = path.stem.rstrip("0123456789")
+            if family not in FAMILIES:
+                continue
+            found = violations(yaml.safe_load(path.read_text()), level)
+            assert (family in found) == (verdict == "fail"), (path, found)
+            checked += 1
+    assert checked >= 10, f"too few {level} fixtures of {FAMILIES} under {root}"
