@@ -25,6 +25,7 @@ from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, pool_rights_issues, team_guardrails
+from eks_karpenter.platform.access.plan import preview_rbac
 from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.plan import addon_versions
@@ -117,13 +118,13 @@ def build_platform(cfg: StackConfig) -> None:
     node_role_name = st.iam.role("karpenter-node")
     node_role = _node_role(st, node_role_name)
     cluster = _cluster(st, network, private_subnets, node_role, existing)
-    access = _access(st, cluster, node_role_name)
     obs = cfg.observability
     queue = InterruptionQueue("interruption", {"clusterName": st.name, "tags": st.tags,
                                                "alarms": queue_alarms(obs), "alarmTopicArn": obs.alarm_topic_arn}) \
         if cfg.interruption.enabled else None
     iam = _karpenter_iam(st, cluster, node_role, queue)
     namespaces = _namespaces(st, cluster)
+    access = _access(st, cluster, node_role_name, namespaces)
     # The destroy guard (platform/karpenter/teardown.py): refuses while something destroy cannot delete exists,
     # and drains this stack's pools before the controller goes. Hooks run in the program: `pulumi destroy
     # --run-program`.
@@ -198,14 +199,20 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
     })
 
 
-def _access(st: _Stack, cluster: Cluster, node_role_name: str) -> Access | None:
-    """People, CI roles and consumer stacks' deploy roles: access entries with access-policy associations."""
+def _access(st: _Stack, cluster: Cluster, node_role_name: str, namespaces: Namespaces | None) -> Access | None:
+    """People, CI roles and consumer stacks' deploy roles: access entries with access-policy associations; the
+    preview deployers' read-only roles."""
     cfg = st.cfg
-    if not (cfg.access.cluster_admins or cfg.access.teams):
+    previews = any(d.role == "preview" for d in cfg.access.deployers)
+    if not (cfg.access.cluster_admins or cfg.access.teams or previews):
         return None
+    own = [cfg.karpenter.namespace, *([cfg.node_termination_handler.namespace]
+                                      if cfg.node_termination_handler.enabled else [])]
     return Access("access", {
         "clusterName": st.name, "region": cfg.region, "config": cfg.access, "configPath": (f"{st.project}:access",),
         "source": st.source, "tags": st.tags,
+        "previewRbac": preview_rbac(own) if previews else [],
+        "previewDependsOn": [r for ns in own for r in namespaces.for_namespace(ns)] if namespaces else [],
         # Teams with pool rights are confined to their own pools and classes (ValidatingAdmissionPolicies).
         "guardrails": team_guardrails(cfg.access.teams, PlatformNodeAccess(
             cluster_name=st.name, node_role_name=node_role_name,

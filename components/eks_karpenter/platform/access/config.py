@@ -37,9 +37,10 @@ class Deployer(Model):
     role, never an `assumed-role` session ARN)."""
     role: Literal["deploy", "preview"] = "deploy"
     """`deploy`: AmazonEKSClusterAdminPolicy (the program creates CRDs, cluster roles, Helm releases).
-    `preview`: AmazonEKSAdminViewPolicy, read-only but Secrets included (Helm keeps its releases in Secrets):
-    a `pulumi preview` reads every object; where the server-side dry run of a change is refused, the Kubernetes
-    provider previews client-side instead (docs/deploy.md says what that misses)."""
+    `preview`: AmazonEKSViewPolicy and read-only roles for what else a preview reads (the cluster-scoped objects
+    the stack manages, and Secrets only in the platform's own namespaces, where Helm keeps its releases): no team's
+    Secret. Where the server-side dry run of a change is refused, the Kubernetes provider previews client-side
+    instead (docs/deploy.md says what that misses)."""
 
 
 class NodePoolCeiling(Model):

@@ -294,7 +294,8 @@ class Cluster(pulumi.ComponentResource):
                 moved_assoc = [pulumi.create_urn(old, ASSOCIATION_TYPE, parent=moved[0])]
             resource = aws.eks.AccessEntry(
                 f"{name}-{entry.key}", cluster_name=cfg.name, principal_arn=entry.principal_arn, type="STANDARD",
-                tags=args["tags"], opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(aliases=moved)))
+                kubernetes_groups=list(entry.groups) or None, tags=args["tags"],
+                opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(aliases=moved)))
             association = aws.eks.AccessPolicyAssociation(
                 f"{name}-{entry.key}", cluster_name=resource.cluster_name, principal_arn=resource.principal_arn,
                 policy_arn=policy_arn(partition, entry.policy),
