@@ -28,7 +28,7 @@ def test_importing_the_platform_builds_no_validator_and_reads_no_migration_code(
 def test_field_descriptions_are_there_when_asked() -> None:
     from eks_karpenter.platform.nodepool.config import NodePoolConfig
 
-    assert all(field.description for field in NodePoolConfig.model_fields.values())
+    assert all(field.description for field in NodePoolConfig.documented_fields().values())
     schema = NodePoolConfig.model_json_schema(by_alias=True)
     assert schema["properties"]["capacityTypes"]["description"]
 

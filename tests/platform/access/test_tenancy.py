@@ -256,7 +256,7 @@ def test_an_adopted_cluster_older_than_1_30_refuses_pool_rights_by_its_real_vers
     from tests.support import REPO
 
     def old_cluster(args: dict[str, Any]) -> dict[str, Any]:
-        found = engine_mocks._invoke("aws:eks/getCluster:getCluster", args, "us-west-2")
+        found = engine_mocks.placeholder_answer("aws:eks/getCluster:getCluster", args, "us-west-2", recorded=True)
         return {**found, "version": "1.29"}
 
     team = {"name": "batch", "namespaces": ["batch"], "nodePools": True,
@@ -434,7 +434,9 @@ def test_the_preview_deployer_reads_no_secret_outside_the_platforms_namespaces()
     from eks_karpenter.platform.access.plan import PREVIEW_GROUP
 
     doc = plan_stack("dev")
-    [entry] = [r for r in doc.by_type("aws:eks/accessEntry:AccessEntry") if r.name.endswith("deployer-preview")]
+    [preview] = [d["principalArn"] for d in stack_config("dev")["eks-karpenter:access"]["deployers"]
+                 if d.get("role") == "preview"]
+    [entry] = [r for r in doc.by_type("aws:eks/accessEntry:AccessEntry") if r.inputs["principalArn"] == preview]
     assert entry.inputs["kubernetesGroups"] == [PREVIEW_GROUP]
     [association] = [r for r in doc.by_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
                      if r.parent == entry.urn]

@@ -1,9 +1,11 @@
 """What a plan diff does to running nodes and to the network, read off the diff: pure data, no engine.
 
 - `replaced_fleets`: the node fleets whose nodes a change replaces. Karpenter replaces a NodePool's nodes when
-  they drift from it: an edit under the pool's `spec.template` (requirements, labels, taints, `expireAfter`,
-  `nodeClassRef`...), any edit of the EC2NodeClass it uses, or a new AMI, which a Kubernetes minor bump gives
-  every class that picks its AMI by `alias`. `weight`, `limits` and `disruption` are behaviour, not drift.
+  they drift from it, by the rules of the Karpenter release the new plan installs (`drift.py`, from the table
+  in `drift_rules.py`): a hashed field of the pool's template or of its EC2NodeClass (every node), narrowed
+  requirements (the nodes that no longer satisfy them), selector terms whose resolved subnets, security groups
+  or AMIs change, or a new AMI, which a Kubernetes minor bump gives every class that picks its AMI by `alias`.
+  Widened requirements, `weight`, `limits`, budgets and other `disruption` settings are not drift.
   Drift is paced by the pool's disruption budgets that cover the `Drifted` reason. A managed node group is
   rolled (new Kubernetes version, launch template or AMI type) or replaced (a ForceNew input).
 - `refusals`: changes a `pulumi up` cannot carry out on a stack that created its VPC (a new `vpcCidr`, zones
@@ -18,6 +20,10 @@ from typing import Any
 
 from eks_karpenter.tools.engine.changes import ResourceChange
 from eks_karpenter.tools.engine.document import PlanDocument, PlannedResource
+from eks_karpenter.tools.engine.drift import class_drift, pool_drift
+from eks_karpenter.tools.engine.drift_rules import DRIFT_RULES, DriftRules
+from eks_karpenter.tools.engine.upgrades import karpenter_version
+from eks_karpenter.versions import KARPENTER_VERSION
 
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -55,6 +61,10 @@ class _Plan:
     pools: dict[str, PlannedResource]
     classes: dict[str, PlannedResource]
     by_urn: dict[str, ResourceChange]
+    old_pools: dict[str, PlannedResource]
+    old_classes: dict[str, PlannedResource]
+    rules: DriftRules
+    """The drift rules of the Karpenter release the new plan installs."""
 
 
 Cause = tuple[str, str, str]
@@ -64,7 +74,8 @@ Cause = tuple[str, str, str]
 def replaced_fleets(changes: Sequence[ResourceChange], old: PlanDocument, new: PlanDocument) -> tuple[Fleet, ...]:
     """Every node fleet the changes replace nodes of, in name order."""
     plan = _Plan(new, {_name(r): r for r in new.by_type(NODE_POOL)}, {_name(r): r for r in new.by_type(NODE_CLASS)},
-                 {c.resource.urn: c for c in changes})
+                 {c.resource.urn: c for c in changes}, {_name(r): r for r in old.by_type(NODE_POOL)},
+                 {_name(r): r for r in old.by_type(NODE_CLASS)}, drift_rules_of(new))
     causes: dict[tuple[str, str], list[str]] = {}
     for change in changes:
         handler = _HANDLERS.get(change.resource.type)
@@ -83,11 +94,6 @@ def _pacing(kind: str, name: str, pools: dict[str, PlannedResource]) -> str:
             "PodDisruptionBudgets for up to 15 minutes per node")
 
 
-def _fields(labels: Iterable[str]) -> str:
-    shown = sorted(labels)
-    return ", ".join(f"`{f}`" for f in shown[:3]) + (" ..." if len(shown) > 3 else "")
-
-
 def _cluster_change(change: ResourceChange, plan: _Plan) -> Iterator[Cause]:
     """A Kubernetes minor bump: every pool whose class picks its AMI by alias drifts to the new minor's AMI."""
     version = next((p for p in change.properties if p.path == ("version",)), None)
@@ -103,23 +109,27 @@ def _cluster_change(change: ResourceChange, plan: _Plan) -> Iterator[Cause]:
 
 
 def _node_class_change(change: ResourceChange, plan: _Plan) -> Iterator[Cause]:
-    """Any edit of a class's spec drifts every pool that uses it."""
-    fields = {p.label for p in change.properties if p.path[:1] == ("spec",)}
-    if change.op not in ("update", "replace") or not (fields or change.op == "replace"):
+    """An edit of a class drifts the pools that use it where the release's drift rules say so; a replaced class
+    drifts them all."""
+    if change.op not in ("update", "replace"):
         return
     name = _name(change.resource)
+    before = plan.old_classes.get(name)
+    found = (class_drift(before.inputs, change.resource.inputs, plan.rules)
+             if change.op == "update" and before is not None else ["replaced: drift"])
     for pool_name, pool in plan.pools.items():
         if _class_of(pool) == name:
-            yield "NodePool", pool_name, f"EC2NodeClass `{name}` changed ({_fields(fields) or 'replaced'}): drift"
+            for cause in found:
+                yield "NodePool", pool_name, f"EC2NodeClass `{name}` {cause}"
 
 
 def _node_pool_change(change: ResourceChange, plan: _Plan) -> Iterator[Cause]:
-    """An edit under `spec.template` drifts the pool's nodes; deleting the pool terminates them."""
+    """An edit drifts the pool's nodes where the release's drift rules say so; deleting the pool terminates them."""
     name = _name(change.resource)
     if change.op == "update":
-        fields = {p.label for p in change.properties if p.path[:2] == ("spec", "template")}
-        if fields:
-            yield "NodePool", name, f"its template changed ({_fields(fields)}): drift"
+        before = plan.old_pools.get(name)
+        for cause in pool_drift(before.inputs if before is not None else {}, change.resource.inputs, plan.rules):
+            yield "NodePool", name, cause
     elif change.op in ("replace", "delete"):
         again = " and recreated" if change.op == "replace" else ""
         yield ("NodePool", name, f"the NodePool is deleted{again}: Karpenter drains and terminates every node it "
@@ -158,6 +168,12 @@ _HANDLERS: dict[str, Callable[[ResourceChange, _Plan], Iterator[Cause]]] = {
     LAUNCH_TEMPLATE: _launch_template_change,
 }
 """One handler per resource kind whose change can replace nodes."""
+
+
+def drift_rules_of(plan: PlanDocument) -> DriftRules:
+    """The drift rules of the Karpenter release a plan installs (the pinned one when it installs none, as on a
+    consumer stack that only adds pools)."""
+    return DRIFT_RULES.get(karpenter_version(plan) or KARPENTER_VERSION, DRIFT_RULES[KARPENTER_VERSION])
 
 
 def _name(r: PlannedResource) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pulumi
@@ -11,7 +12,7 @@ from pulumi.runtime.proto import resource_pb2
 
 from eks_karpenter import versions
 from eks_karpenter.arns import dns_suffix
-from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN
+from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN, OFFLINE_PLACEHOLDER
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
 from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
 
@@ -80,13 +81,30 @@ class InvokeFailure(Exception):
 
 def _ssm_value(name: str) -> str:
     """Offline answers for the public SSM parameters the pin look-ups read: every AMI exists, and the newest
-    release is the one `versions.AMI_ALIAS` pins (platform/lookups.py)."""
+    release is the one `versions.AMI_ALIAS` pins (platform/lookups.py). A release version is
+    `<minor>.<patch>-<date>`: the date of the release the parameter names (the pin's for `recommended`), the
+    patch of the minor's pinned kube-proxy (what EKS builds its AMIs of the minor with, near enough offline)."""
     if name.endswith("/image_id"):
         return f"ami-{digest(name, 17)}"
     minor = name.split("/optimized-ami/", 1)[-1].split("/", 1)[0]
     if name.endswith("/release_version"):
-        return f"{minor}.0-{versions.AMI_ALIAS.partition('@v')[2]}"
+        dated = re.search(r"-v([0-9]{8})/release_version$", name)
+        day = dated[1] if dated else versions.AMI_ALIAS.partition("@v")[2]
+        proxy = versions.ADDON_VERSIONS.get(minor, {}).get("kube-proxy", f"v{minor}.0")
+        patch = proxy.lstrip("v").split("-")[0].split(".")[2]
+        return f"{minor}.{patch}-{day}"
     return "1.0.0-00000000"  # bottlerocket image_version: no pin of this library names one
+
+
+def placeholder_answer(token: str, args: dict[str, Any], region: str, recorded: bool = False) -> dict[str, Any]:
+    """The mocks' answer to a look-up, marked as made up (`OFFLINE_PLACEHOLDER`); `recorded`: the base a recorded
+    fact is laid over, so no longer marked."""
+    found = dict(_invoke(token, args, region))
+    if recorded:
+        found.pop(OFFLINE_PLACEHOLDER, None)
+        if isinstance(found.get("tags"), dict):
+            found["tags"] = {k: v for k, v in found["tags"].items() if k != OFFLINE_PLACEHOLDER}
+    return found
 
 
 def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
@@ -113,6 +131,7 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
             "accessConfigs": [{"authenticationMode": "API_AND_CONFIG_MAP"}],
             "version": "1.33",
             "id": cluster,
+            "tags": {OFFLINE_PLACEHOLDER: "true"},
         }
     if token == "aws:ssm/getParameter:getParameter":
         name = str(args.get("name", ""))
@@ -138,7 +157,8 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
             "subnetIds": [f"subnet-{digest(cluster + '/' + z)}" for z in "abc"],
             "scalingConfigs": [{"minSize": 0, "maxSize": 10, "desiredSize": 3} if spot
                                else {"minSize": 2, "maxSize": 3, "desiredSize": 2}],
-            "amiType": "AL2_x86_64", "instanceTypes": ["m5.large"], "labels": {}, "taints": [], "tags": {},
+            "amiType": "AL2_x86_64", "instanceTypes": ["m5.large"], "labels": {}, "taints": [],
+            "tags": {OFFLINE_PLACEHOLDER: "true"},
             "diskSize": 20, "releaseVersion": "", "version": "1.33", "launchTemplates": [], "remoteAccesses": [],
             "resources": [],
         }
@@ -150,7 +170,7 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
         # The cluster as a first install finds it: reachable, nothing named like this stack's, Cluster
         # Autoscaler's Deployment at one replica.
         return {"reachable": True, "helmReleases": [], "crds": [],
-                "deployments": dict.fromkeys(args.get("deployments", []), 1)}
+                "deployments": dict.fromkeys(args.get("deployments", []), 1), OFFLINE_PLACEHOLDER: True}
     if token == "aws:iam/getRoles:getRoles":
         # A fresh account: no role matches. Tests answer it with invoke_results for a used account.
         return {"names": [], "arns": [], "id": region, **{k: v for k, v in args.items() if v is not None}}
