@@ -79,7 +79,10 @@ from eks_karpenter.platform.nth.config import NthConfig
 from eks_karpenter.platform.nth.rules import validate_nth, validate_nth_for_cluster
 from eks_karpenter.platform.observability.config import ObservabilityConfig
 from eks_karpenter.platform.observability.rules import validate_observability
-from eks_karpenter.platform.observability.settings_rules import validate_observability_settings
+from eks_karpenter.platform.observability.settings_rules import (
+    disabled_settings_warnings,
+    validate_observability_settings,
+)
 from eks_karpenter.platform.version_rules import (
     validate_ami_release_dates,
     validate_kubernetes_for_karpenter,
@@ -495,7 +498,8 @@ def stack_warnings(cfg: StackConfig, project: str = PROJECT) -> list[Issue]:
     def at(section: str) -> KeyPath:
         return (_key(section, project),)
 
-    return [*addon_version_warnings(cfg.cluster, at("cluster")), *window_warnings(cfg.node_pools, at("nodePools"))]
+    return [*addon_version_warnings(cfg.cluster, at("cluster")), *window_warnings(cfg.node_pools, at("nodePools")),
+            *disabled_settings_warnings(cfg.observability, at("observability"))]
 
 
 def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
