@@ -19,7 +19,6 @@ Pure: no Pulumi engine, no network.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import importlib.util
 import json
@@ -35,7 +34,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
+from eks_karpenter.config.errors import ConfigError, Issue, KeyPath, suggest
 
 SECRET = "[secret]"
 """What a `{secure: ...}` value reads as offline: its plaintext needs the stack's secrets provider."""
@@ -449,12 +448,6 @@ def read_stack_file(path: Path, source: str, project: str) -> StackFile:
         _CACHE.clear()
     _CACHE[cache_key] = result
     return result
-
-
-def suggest(word: str, candidates: Iterable[str]) -> str:
-    """`: did you mean X?` for the closest candidate, or nothing."""
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f": did you mean `{close[0]}`?" if close else ""
 
 
 @cache

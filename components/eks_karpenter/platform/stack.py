@@ -12,7 +12,6 @@ import dataclasses
 import difflib
 import functools
 import json
-import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
@@ -22,10 +21,12 @@ from pulumi.runtime import config as _runtime_config
 from pydantic import Field, TypeAdapter, ValidationError
 
 from eks_karpenter.arns import allowed_accounts, region_issues
-from eks_karpenter.config.errors import ConfigError, Issue, KeyPath, issues_from_validation_error
+from eks_karpenter.config.errors import ConfigError, Issue, KeyPath, issues_from_validation_error, suggest
 from eks_karpenter.config.model import Model, aliases, build_validators, empty_dict
+from eks_karpenter.config.namespace import PROJECT as PROJECT
+from eks_karpenter.config.namespace import in_namespace as in_namespace
 from eks_karpenter.config.running import locate_stack_file
-from eks_karpenter.config.stackfile import provider_config_keys, read_stack_file, suggest
+from eks_karpenter.config.stackfile import provider_config_keys, read_stack_file
 from eks_karpenter.platform.access.config import AccessConfig, Arn
 from eks_karpenter.platform.access.guardrails import pool_rights_issues
 from eks_karpenter.platform.access.plan import aws_provider_identity
@@ -63,7 +64,6 @@ from eks_karpenter.platform.observability.config import ObservabilityConfig
 from eks_karpenter.platform.version_rules import validate_kubernetes_for_karpenter, validate_node_class_amis
 from eks_karpenter.tags import TagKey, TagValue, reserved_tag_key
 
-PROJECT = "eks-karpenter"
 REGION_KEY = "aws:region"
 
 
@@ -158,17 +158,6 @@ _UNREAD_NAMESPACES = {
 
 def _canonical(namespace: str) -> str:
     return namespace.lower().replace("_", "-").replace(".", "-")
-
-
-_OUR_KEY = re.compile(rf"\b{re.escape(PROJECT)}:(?!team:|index:)(?=[A-Za-z])")
-"""A stack-file key of the library's default namespace in prose (`eks-karpenter:nodeClasses`), not an RBAC group
-(`eks-karpenter:team:<name>`) or a component type token (`eks-karpenter:index:Cluster`)."""
-
-
-def in_namespace(text: str, project: str) -> str:
-    """`text` with the library's stack-file keys in `project`'s namespace: messages and the schema name the keys
-    as the project's stack file spells them."""
-    return text if project == PROJECT else _OUR_KEY.sub(f"{project}:", text)
 
 
 def near_miss_namespace(namespace: str, project: str = PROJECT) -> bool:
@@ -271,7 +260,7 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
         try:
             parsed[name] = _section_adapter(name).validate_python(raw[alias])
         except ValidationError as err:
-            issues += issues_from_validation_error(err, (_key(alias, project),))
+            issues += issues_from_validation_error(err, (_key(alias, project),), field.annotation)
             failed.add(name)
     for name, field in fields.items():  # left out (or failed): the section's defaults, as model_construct would
         factory = field.default_factory

@@ -4,12 +4,14 @@ through `in_cluster_lookup` (the offline plan answers it too; a real run asks th
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from eks_karpenter.config.errors import ConfigError
+from eks_karpenter.config.namespace import in_namespace
 from eks_karpenter.platform.adopted import ClusterFacts, InCluster, NodeGroup, release_marker
 from eks_karpenter.platform.preflight.checks import OurRelease, preflight_issues
 from eks_karpenter.platform.preflight.hook import in_cluster as ask_cluster
@@ -68,7 +70,7 @@ def run_preflight(cfg: StackConfig, source: str, project: str, stack: str) -> tu
         in_cluster=in_cluster, node_groups=_node_groups(cfg))
     issues = preflight_issues(cfg, facts, releases=releases, marker=release_marker(project, stack), project=project)
     if issues:
-        raise ConfigError(source, issues)
+        raise ConfigError(source, [replace(i, message=in_namespace(i.message, project)) for i in issues])
     return found, facts
 
 

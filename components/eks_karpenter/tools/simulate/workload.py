@@ -189,7 +189,7 @@ def parse_workload(text: str, source: str) -> Workload:
     try:
         workload = Workload.model_validate(data)
     except ValidationError as err:
-        issues = issues_from_validation_error(err)
+        issues = issues_from_validation_error(err, schema=Workload)
         raise WorkloadError(source, [(_line_of(lines, i.path), i) for i in issues]) from None
     issues = validate_workload(workload)
     if issues:
