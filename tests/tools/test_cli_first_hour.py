@@ -96,3 +96,20 @@ def test_messages_name_keys_in_the_projects_own_namespace() -> None:
     problems = _problems(text, "my-platform")
     assert problems and all("eks-karpenter:" not in p for p in problems), problems
     assert any("my-platform:cluster.endpointPublicAcess: unknown key" in p for p in problems)
+
+
+def test_no_message_names_this_repositorys_wrapper_command() -> None:
+    """`python -m infra` exists in this repository only: a consumer runs `eks-karpenter`, and commands name
+    themselves by the program name they were run as."""
+    import ast
+
+    found = []
+    for path in sorted((REPO / "components" / "eks_karpenter").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        # docstrings, of modules, classes, functions and attributes: a string standing alone as a statement
+        docstrings = {id(node.value) for node in ast.walk(tree)
+                      if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+        found += [f"{path.relative_to(REPO)}:{node.lineno}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and "python -m infra" in node.value and id(node) not in docstrings]
+    assert found == []

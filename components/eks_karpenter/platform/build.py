@@ -21,6 +21,7 @@ import pulumi_kubernetes as k8s
 from eks_karpenter import tags
 from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.config.errors import ConfigError
+from eks_karpenter.config.namespace import in_namespace
 from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.labels import INSTANCE_CPU
 from eks_karpenter.platform.access import Access, access_entries
@@ -143,7 +144,7 @@ def _warn(cfg: StackConfig) -> None:
                     *instance_type_warnings(cfg.cluster),
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
                     *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days)]:
-        pulumi.log.warn(warning)
+        pulumi.log.warn(in_namespace(warning, pulumi.get_project()))
 
 
 def _check_pins(st: _Stack, existing: aws.eks.GetClusterResult | None) -> None:
