@@ -121,11 +121,11 @@ def _add_project_arguments(cmd: argparse.ArgumentParser, references: bool = True
 
 
 def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
-    from eks_karpenter import __version__
-
+    # The package is imported before any of its modules, so its version is there without importing it back.
+    version = sys.modules["eks_karpenter"].__version__
     parser = _Parser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.set_defaults(prog=prog)  # messages name the command as it was run (`python -m infra`, `eks-karpenter`)
-    parser.add_argument("--version", action="version", version=f"eks-karpenter {__version__}",
+    parser.add_argument("--version", action="version", version=f"eks-karpenter {version}",
                         help="print the library's version (eks_karpenter.__version__) and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
 
