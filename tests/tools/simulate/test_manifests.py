@@ -402,3 +402,27 @@ def test_the_command_reads_a_kubectl_list(tmp_path: Path, capsys: pytest.Capture
     doc = json.loads(capsys.readouterr().out)
     assert rc == 0 and doc["karpenter"]["pods"] == 6 + 3 + 4 + 1 + 1
     assert doc["workload"]["file"] == str(path)
+
+
+def _pod(name: str, cpu: str, owner: dict[str, str] | None = None) -> dict[str, object]:
+    meta: dict[str, object] = {"name": name, "namespace": "kube-system"}
+    if owner:
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "controller": True, "uid": f"uid-{owner['name']}",
+                                    **owner}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "status": {"phase": "Running"},
+            "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]}}
+
+
+def test_kubectl_get_pods_json_counts_node_agents_once_and_leaves_static_pods_out() -> None:
+    # `kubectl get pods -A -o json`: JSON is YAML, so it reads the same way.
+    pods = {"apiVersion": "v1", "kind": "List", "items": [
+        _pod("aws-node-7xk2p", "25m", {"kind": "DaemonSet", "name": "aws-node"}),
+        _pod("aws-node-q9m4t", "25m", {"kind": "DaemonSet", "name": "aws-node"}),
+        _pod("kube-apiserver-proxy-ip-10-0-1-2", "100m", {"kind": "Node", "name": "ip-10-0-1-2", "apiVersion": "v1"}),
+        _pod("coredns-5d78c9869d-abcde", "100m", {"kind": "ReplicaSet", "name": "coredns-5d78c9869d"}),
+        _pod("coredns-5d78c9869d-fghij", "100m", {"kind": "ReplicaSet", "name": "coredns-5d78c9869d"}),
+    ]}
+    workload = parse_workload(json.dumps(pods, indent=2), "pods.json")
+    assert [(d.name, d.replicas, d.cpu_millis) for d in workload.deployments] == [
+        ("coredns-5d78c9869d-abcde", 1, 100), ("coredns-5d78c9869d-fghij", 1, 100)]
+    assert [(s.name, s.cpu) for s in workload.daemon_sets] == [("aws-node", "0.025")]

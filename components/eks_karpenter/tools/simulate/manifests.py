@@ -8,7 +8,8 @@ containers count by their largest, sidecars add; `overhead` adds), `nodeSelector
 node affinity written as single-value `In` terms (two or more `kubernetes.io/arch` values read as a multi-arch
 image). Everything else the API server or kubectl adds (`status`, `managedFields`, annotations, probes, ...) is
 ignored. An object owned by another object of the same input (a Deployment's ReplicaSet, its Pods) is counted
-once, through its owner; finished Pods are left out.
+once, through its owner; a Pod of a DaemonSet counts as that DaemonSet (once), static pods and finished Pods are
+left out.
 
 Any other kind is refused, naming the document, its kind and name: a Service or ConfigMap runs no pods, and
 reading only part of a file would be a misleading what-if.
@@ -111,6 +112,15 @@ def _owned_elsewhere(body: dict[str, Any], uids: set[str], names: set[tuple[str,
     return False
 
 
+def _node_agent(body: dict[str, Any]) -> str | None:
+    """What a Pod runs as when it is not a workload to place: `DaemonSet <name>` (one on every node), `Node` (a
+    static pod of the kubelet), or None."""
+    for ref in _meta(body).get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller", True) and ref.get("kind") in ("DaemonSet", "Node"):
+            return "Node" if ref["kind"] == "Node" else f"DaemonSet {ref.get('name')}"
+    return None
+
+
 def read_manifests(docs: list[tuple[Any, dict[KeyPath, int]]]) -> tuple[dict[str, Any], list[str],
                                                                           list[tuple[int | None, Issue]]]:
     """Manifest documents -> (a workload file's content, the object each deployment entry came from, problems)."""
@@ -124,9 +134,17 @@ def read_manifests(docs: list[tuple[Any, dict[KeyPath, int]]]) -> tuple[dict[str
                                           "deploy,sts,job,cronjob,ds -o yaml`"))
     uids = {str(meta["uid"]) for o in objects if (meta := _meta(o.body)).get("uid")}
     names = {(str(o.body["kind"]), _name(o.body)) for o in objects}
+    agents: set[str] = set()
     for o in objects:
         if o in unsupported or _owned_elsewhere(o.body, uids, names):
             continue
+        agent = _node_agent(o.body) if o.body["kind"] == "Pod" else None
+        if agent == "Node" or agent in agents:
+            continue  # a static pod, or a DaemonSet already counted: not a pod to place
+        if agent is not None:  # a DaemonSet's pod (`kubectl get pods -A`): the DaemonSet, once
+            agents.add(agent)
+            o = _Object({**o.body, "kind": "DaemonSet", "metadata": {"name": agent.split(" ", 1)[1]},
+                         "spec": {"template": {"spec": o.body.get("spec")}}}, o.label, o.lines, o.at)
         _read_object(o, reading)
     used: set[str] = set()
     for entry, origin in zip(reading.deployments, reading.origins, strict=True):
