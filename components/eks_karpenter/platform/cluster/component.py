@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 from eks_karpenter import tags as T
 from eks_karpenter.arns import partition_of
 from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
-from eks_karpenter.config.namespace import in_namespace
+from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.platform.access.config import Deployer, ProviderCredentials
 from eks_karpenter.platform.access.plan import admin_entry_key, deployer_entries, policy_arn
 from eks_karpenter.platform.adopted import ACCESS_ENTRY_MODES

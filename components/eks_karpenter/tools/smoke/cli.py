@@ -62,7 +62,7 @@ def add_parser(sub: Any) -> None:
     defaults = SmokeTimeouts()
     for phase in PHASES:
         smoke.add_argument(f"--timeout-{phase}", type=_seconds, metavar="SECONDS",
-                           help=f"{SmokeTimeouts.model_fields[phase].description} (default "
+                           help=f"{SmokeTimeouts.documented_fields()[phase].description} (default "
                                 f"{getattr(defaults, phase):g})")
 
 
@@ -130,7 +130,7 @@ def _dry_run(plan: Any, fmt: str) -> str:
 
 
 def _check_phase(args: argparse.Namespace, cfg: Any, api_factory: Any) -> int:
-    from eks_karpenter.config.namespace import in_namespace
+    from eks_karpenter.config.namespaces import in_namespace
     from eks_karpenter.tools.smoke.phase import PhaseCheckError, check_phase, expectation, render_json, render_text
 
     try:
