@@ -24,6 +24,7 @@ from eks_karpenter import tags
 from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.catalogue.model import vcpu_hour_prices
 from eks_karpenter.config.errors import ConfigError
+from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, pool_rights_issues, team_guardrails
@@ -169,7 +170,7 @@ def _warn(cfg: StackConfig) -> None:
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
                     *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days),
                     *observability_warnings(cfg.observability)]:
-        pulumi.log.warn(warning)
+        pulumi.log.warn(in_namespace(warning, pulumi.get_project()))
 
 
 def _check_pins(st: _Stack, existing: aws.eks.GetClusterResult | None) -> dict[str, str]:

@@ -222,7 +222,7 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
         try:
             parsed[name] = _section_adapter(name).validate_python(raw[alias])
         except ValidationError as err:
-            issues += issues_from_validation_error(err, (_key(alias, project),))
+            issues += issues_from_validation_error(err, (_key(alias, project),), field.annotation)
             failed.add(name)
     for name, field in fields.items():  # left out (or failed): the section's defaults, as model_construct would
         factory = field.default_factory
