@@ -19,7 +19,7 @@ Where things live:
   `simulate` (workload what-if), `smoke` (the post-deploy test), `migrate` (v1alpha5 import), `pins` (list and
   move the pins), `facts` (an adopted cluster's facts recorded for the offline plan), `deploy_role` (the deploy
   role's IAM policy), `policypack` (the shipped CrossGuard pack), `project` (the Pulumi project a command works
-  on) and `cli`;
+  on) and `cli` (with `cli_arguments`: the arguments several commands share, and the analysis commands');
 - `config/`: the config machinery every component shares, importing no concern: the model base (`model.py`),
   problems and their report (`errors.py`, with `KeyPath`), reading a stack file as the Pulumi CLI does
   (`stackfile.py`), and finding the running stack's file (`running.py`);
