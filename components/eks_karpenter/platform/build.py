@@ -19,6 +19,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags
+from eks_karpenter.arns import EXAMPLE_ACCOUNT, REGION_KEY, example_account_issues
 from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.running import locate_stack_file
@@ -105,6 +106,7 @@ def build_platform(cfg: StackConfig) -> None:
     existing, facts = run_preflight(cfg, source, project, pulumi.get_stack()) if cfg.cluster.existing \
         else (None, None)
     warn_unchecked(cfg)
+    refuse_example_account(cfg, source, project)
     if existing is not None:
         refuse_guardrails_before_1_30(cfg, existing.version, source, project)
     st = replace(st, existing=existing, facts=facts)
@@ -407,6 +409,19 @@ def migration_output(m: MigrationConfig, pools: list[str]) -> dict[str, object]:
     return {"phase": m.phase, "clusterAutoscaler": {"namespace": ca.namespace, "name": ca.name,
                                                     "replicas": m.autoscaler_replicas},
             "nodePools": pools, "pendingPodsMaxAge": m.pending_pods_max_age}
+
+
+def refuse_example_account(cfg: StackConfig, source: str, project: str) -> None:
+    """A stack copied from the shipped examples and not filled in: in a real run (the caller's account is not the
+    example account the offline plan runs as) its ARNs of the example account are refused, before anything is
+    registered, instead of access entries for principals that do not exist."""
+    if aws.get_caller_identity().account_id == EXAMPLE_ACCOUNT:
+        return
+    written = cfg.model_dump(by_alias=True, exclude_defaults=True, mode="json")
+    issues = [issue for key, value in written.items()
+              for issue in example_account_issues(value, (REGION_KEY if key == "region" else f"{project}:{key}",))]
+    if issues:
+        raise ConfigError(source, issues)
 
 
 def refuse_guardrails_before_1_30(cfg: StackConfig, version: str, source: str, project: str) -> None:
