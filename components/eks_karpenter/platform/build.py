@@ -61,8 +61,14 @@ from eks_karpenter.platform.nth import NodeTerminationHandler
 from eks_karpenter.platform.observability.alerts import queue_alarms
 from eks_karpenter.platform.observability.component import Observability
 from eks_karpenter.platform.observability.dashboard import PoolPrice, pool_price
-from eks_karpenter.platform.observability.monitors import karpenter_monitor_values, nth_monitor_values
-from eks_karpenter.platform.preflight.lookup import run_preflight, warn_unchecked
+from eks_karpenter.platform.observability.monitors import (
+    OPERATOR_GROUP,
+    karpenter_monitor_values,
+    missing_warning,
+    nth_monitor_values,
+    scraped,
+)
+from eks_karpenter.platform.preflight.lookup import cluster_crds, run_preflight, warn_unchecked
 from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
 from eks_karpenter.quantities import cpu_millis
@@ -87,6 +93,9 @@ class _Stack:
     """An adopted cluster, as the preflight found it."""
     facts: ClusterFacts | None = None
     """What the preflight read from an adopted cluster (node groups, Cluster Autoscaler)."""
+    operator_crds: frozenset[str] | None = None
+    """The Prometheus Operator CRDs the cluster has, looked up when a Prometheus Operator scrapes the platform
+    (None: not looked up)."""
 
     @property
     def name(self) -> str:
@@ -109,7 +118,7 @@ def build_platform(cfg: StackConfig) -> None:
     refuse_example_account(cfg, source, project)
     if existing is not None:
         refuse_guardrails_before_1_30(cfg, existing.version, source, project)
-    st = replace(st, existing=existing, facts=facts)
+    st = replace(st, existing=existing, facts=facts, operator_crds=_operator_crds(cfg, existing))
     _check_pins(st, existing)
 
     network = _network(st)
@@ -146,6 +155,20 @@ def _warn(cfg: StackConfig) -> None:
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
                     *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days)]:
         pulumi.log.warn(warning)
+
+
+def _operator_crds(cfg: StackConfig, existing: aws.eks.GetClusterResult | None) -> frozenset[str] | None:
+    """The Prometheus Operator's CRDs on the cluster, when the platform is scraped through it: objects of a kind
+    without its CRD are left out of the plan (the first `up` of a new cluster would fail on them), with a
+    warning; they appear on the first `up` after the operator is installed (observability/monitors.py)."""
+    if not scraped(cfg.observability):
+        return None
+    found, reason = cluster_crds(cfg, existing, (OPERATOR_GROUP,))
+    nth = cfg.node_termination_handler
+    warning = missing_warning(cfg.observability, found, nth.mode if nth.enabled else None, reason)
+    if warning:
+        pulumi.log.warn(warning)
+    return found
 
 
 def _check_pins(st: _Stack, existing: aws.eks.GetClusterResult | None) -> None:
@@ -271,7 +294,8 @@ def _karpenter(st: _Stack, cluster: Cluster, iam: KarpenterIam, node_role: NodeR
         "interruptionQueueName": queue.queue_name if queue else None,
         "controllerRoleArn": iam.controller_role_arn, "dependsOn": controller_needs,
         "deleteTimeout": kcfg.delete_timeout, "systemNodeGroup": not st.cfg.cluster.existing,
-        "extraValues": karpenter_monitor_values(st.cfg.observability), "controllerHooks": guard.drain_binding,
+        "extraValues": karpenter_monitor_values(st.cfg.observability, st.operator_crds),
+        "controllerHooks": guard.drain_binding,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
 
@@ -350,7 +374,7 @@ def _node_termination_handler(st: _Stack, cluster: Cluster, namespaces: Namespac
     NodeTerminationHandler("node-termination-handler", {
         "config": nth, "clusterName": st.name, "tags": st.tags,
         "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
-        "extraValues": nth_monitor_values(st.cfg.observability, nth.mode),
+        "extraValues": nth_monitor_values(st.cfg.observability, nth.mode, st.operator_crds),
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
                                    depends_on=[*cluster.ready, *_in(namespaces, nth.namespace)]))
 
@@ -366,6 +390,7 @@ def _observability(st: _Stack, cluster: Cluster, karpenter: Karpenter, private_s
         "region": cfg.region, "subnetIds": private_subnets,
         "securityGroupIds": [cluster.cluster_security_group_id], "tags": st.tags,
         "nthNamespace": cfg.node_termination_handler.namespace if cfg.node_termination_handler.enabled else None,
+        "operatorCrds": st.operator_crds,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[karpenter.controller]))
 
 

@@ -27,6 +27,24 @@ def probe(request: dict[str, Any]) -> dict[str, Any]:
     return answer(api, request)
 
 
+def crds(request: dict[str, Any]) -> dict[str, Any]:
+    """Answer a CRD look-up (lookup.py, `cluster_crds`): the names of the cluster's CRDs in `groups`."""
+    kubeconfig = json.loads(exec_kubeconfig(request["clusterName"], request["endpoint"],
+                                            request["certificateAuthority"], request["region"],
+                                            role_arn=request.get("roleArn"), profile=request.get("profile")))
+    try:
+        return crds_answer(KubeApi.from_kubeconfig(kubeconfig), request)
+    except KubeError as exc:
+        return {"reachable": exc.reachable, "status": exc.status, "error": str(exc)}
+
+
+def crds_answer(api: KubeApi, request: dict[str, Any]) -> dict[str, Any]:
+    """The CRD look-up read through `api` (tested against the fake API server)."""
+    groups = set(request.get("groups", []))
+    return {"reachable": True, "crds": sorted(c["metadata"]["name"] for c in api.list_crds()
+                                              if c["spec"]["group"] in groups)}
+
+
 def answer(api: KubeApi, request: dict[str, Any]) -> dict[str, Any]:
     """What the preflight asks, read through `api` (tested against the fake API server)."""
     try:
