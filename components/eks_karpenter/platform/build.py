@@ -30,6 +30,7 @@ from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.plan import addon_versions
 from eks_karpenter.platform.cluster.rules import endpoint_warnings, instance_type_warnings, version_warnings
+from eks_karpenter.platform.cluster_access import ClusterAccess, aws_cli_missing
 from eks_karpenter.platform.iam import KarpenterIam, NodeRole
 from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.interruption import InterruptionQueue
@@ -68,6 +69,7 @@ from eks_karpenter.platform.observability.monitors import (
     nth_monitor_values,
     scraped,
 )
+from eks_karpenter.platform.preflight.hook import offline
 from eks_karpenter.platform.preflight.lookup import cluster_crds, run_preflight, warn_unchecked
 from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
@@ -105,6 +107,8 @@ class _Stack:
 def build_platform(cfg: StackConfig) -> None:
     """Register the platform for one validated stack config and export its outputs."""
     _warn(cfg)
+    if not offline() and (missing := aws_cli_missing()):
+        raise pulumi.RunError(missing)
     project = pulumi.get_project()  # errors name the keys as the user's stack file spells them
     _, source = locate_stack_file(project, pulumi.get_stack())
     st = _Stack(cfg, tags.base_tags(cfg.cluster.name, cfg.tags), project, source,
@@ -137,7 +141,7 @@ def build_platform(cfg: StackConfig) -> None:
     # The destroy guard (platform/karpenter/teardown.py): refuses while something destroy cannot delete exists,
     # and drains this stack's pools before the controller goes. Hooks run in the program: `pulumi destroy
     # --run-program`.
-    guard = TeardownHooks(st.name, [p.name for p in cfg.node_pools], cluster.provider_kubeconfig,
+    guard = TeardownHooks(st.name, [p.name for p in cfg.node_pools], _cluster_access(st, cluster),
                           cfg.karpenter.delete_timeout)
     karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets, guard)
     pools, pool_manifests, class_manifests = _node_objects(st, karpenter, node_role_name, guard)
@@ -297,6 +301,15 @@ def _karpenter(st: _Stack, cluster: Cluster, iam: KarpenterIam, node_role: NodeR
         "extraValues": karpenter_monitor_values(st.cfg.observability, st.operator_crds),
         "controllerHooks": guard.drain_binding,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
+
+
+def _cluster_access(st: _Stack, cluster: Cluster) -> pulumi.Output[ClusterAccess]:
+    """How the program's own calls (the destroy guard's hooks) reach the cluster: as the Kubernetes provider's
+    identity, with a token minted in-process."""
+    creds = st.cfg.access.provider_credentials
+    return pulumi.Output.all(cluster.endpoint, cluster.certificate_authority).apply(
+        lambda found: ClusterAccess(st.name, str(found[0]), str(found[1]), st.cfg.region, role_arn=creds.role_arn,
+                                    profile=creds.profile))
 
 
 def _adopted_cluster_sg(st: _Stack) -> str | None:

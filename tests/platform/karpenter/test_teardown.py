@@ -123,7 +123,7 @@ def test_the_hooks_run_the_check_and_the_drain(fake: tuple[FakeCluster, KubeApi]
 
     cluster, api = fake
     hooks = object.__new__(TeardownHooks)  # without a Pulumi runtime: the callbacks only, not their registration
-    hooks.cluster, hooks.own_pools, hooks.drain_timeout, hooks._kubeconfig = "prod-karpenter", frozenset(OWN), 5.0, {}
+    hooks.cluster, hooks.own_pools, hooks.drain_timeout, hooks._access = "prod-karpenter", frozenset(OWN), 5.0, None
     monkeypatch.setattr(hooks, "_api", lambda: api)
     args = pulumi.ResourceHookArgs(urn="urn:x", id="x", name="x", type="t")
     cluster.add_claim("general-a", "general")

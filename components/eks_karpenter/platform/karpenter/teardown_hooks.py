@@ -8,7 +8,8 @@
   gone before the controller that terminates their instances is removed.
 
 Hooks run inside the program, so a destroy must run it: `pulumi destroy --run-program`. They talk to the cluster
-with the kubeconfig this stack's Kubernetes provider uses (`aws eks get-token`), resolved while the program runs.
+as the identity this stack's Kubernetes provider uses, with a token minted in-process (platform/cluster_access.py:
+no `aws` command), from the endpoint and CA resolved while the program runs.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from collections.abc import Collection
 from typing import Any
 
 import pulumi
-import yaml
+
+from eks_karpenter.platform.cluster_access import ClusterAccess
+from eks_karpenter.platform.kube import KubeApi
 
 GUARD_CONFIGMAP = "eks-karpenter-destroy-guard"
 CHECK_HOOK = "eks-karpenter-destroy-check"
@@ -42,27 +45,24 @@ def _seconds(duration: str) -> float:
 class TeardownHooks:
     """The two hooks for one stack: bind `check_binding` to pools and classes, `drain_binding` to the controller."""
 
-    def __init__(self, cluster: str, own_pools: Collection[str], kubeconfig: pulumi.Output[str],
+    def __init__(self, cluster: str, own_pools: Collection[str], access: pulumi.Output[ClusterAccess],
                  drain_timeout: str) -> None:
         self.cluster = cluster
         self.own_pools = frozenset(own_pools)
         self.drain_timeout = _seconds(drain_timeout)
-        self._kubeconfig: dict[str, Any] = {}
-        kubeconfig.apply(self._remember)
+        self._access: ClusterAccess | None = None
+        access.apply(self._remember)
         self.check = pulumi.ResourceHook(CHECK_HOOK, self._check)
         self.drain = pulumi.ResourceHook(DRAIN_HOOK, self._drain)
 
-    def _remember(self, text: str) -> None:
-        loaded = yaml.safe_load(text) if text else None
-        if isinstance(loaded, dict):
-            self._kubeconfig.update(loaded)
+    def _remember(self, access: ClusterAccess) -> None:
+        if access.endpoint:
+            self._access = access
 
     def _api(self) -> Any:
-        from eks_karpenter.platform.kube import KubeApi
-
-        if not self._kubeconfig:
+        if self._access is None:
             return KubeApi.from_file(None)  # the operator's own kubeconfig ($KUBECONFIG, ~/.kube/config)
-        return KubeApi.from_kubeconfig(self._kubeconfig)
+        return KubeApi.for_cluster(self._access)
 
     def _check(self, args: pulumi.ResourceHookArgs) -> None:
         from eks_karpenter.platform.karpenter.teardown import check

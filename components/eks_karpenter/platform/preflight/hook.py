@@ -31,3 +31,8 @@ def set_in_cluster_lookup(lookup: InClusterLookup | None) -> InClusterLookup:
 def in_cluster(request: dict[str, Any], token: str) -> dict[str, Any]:
     """The answer of the in-cluster look-up `token` to `request` (see lookup.py for what each asks)."""
     return _lookup(token, request)
+
+
+def offline() -> bool:
+    """Whether the look-ups are answered offline (the plan engine's mocks), not by a cluster and AWS."""
+    return _lookup is not _real
