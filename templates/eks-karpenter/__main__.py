@@ -7,7 +7,9 @@ and one spot-first NodePool. The first `pulumi up` takes about 20 minutes (docs/
 Add `<project>:network`, `<project>:cluster`, `<project>:nodePools`, ... to the stack file to change them; the keys
 are those of eks-karpenter's stack-file schema (`eks-karpenter schema`).
 
-Plan it offline, without AWS credentials: `eks-karpenter plan --stack dev`.
+Plan it offline, without AWS credentials: `eks-karpenter plan --stack dev`. `pulumi up` needs the AWS CLI (the
+Kubernetes provider's token); `pulumi destroy --run-program` runs the destroy guard's hooks, which need nothing
+beyond requirements.txt.
 """
 
 from eks_karpenter import build_platform, read_stack_config
