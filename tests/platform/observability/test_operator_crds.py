@@ -191,3 +191,29 @@ def test_the_look_up_reads_only_the_groups_asked_for(fake: tuple[FakeCluster, Ku
     cluster.crds += [_crd(OPERATOR_CRDS["ServiceMonitor"]), _crd("nodepools.karpenter.sh")]
     assert crds_answer(api, {"groups": [OPERATOR_GROUP]}) == {
         "reachable": True, "crds": ["servicemonitors.monitoring.coreos.com"]}
+
+
+@pytest.mark.slow
+def test_an_adopted_cluster_is_asked_through_its_api_and_planned_with_what_it_has(tmp_path: Path) -> None:
+    config = stack_config("brownfield")
+    config["eks-karpenter:observability"] = {"enabled": True, "monitorLabels": {"release": "prom"}}
+    only_monitors = {CRDS_TOKEN: {"reachable": True, "crds": [OPERATOR_CRDS["ServiceMonitor"],
+                                                             OPERATOR_CRDS["PodMonitor"]]}}
+    doc = plan(config, tmp_path, only_monitors)
+    [ask] = [i for i in doc.invokes if i.token == CRDS_TOKEN]
+    assert ask.args["groups"] == [OPERATOR_GROUP] and ask.args["endpoint"].startswith("https://")
+    assert unmet(doc, set(only_monitors[CRDS_TOKEN]["crds"])) == []
+    assert doc.get(RELEASE, "karpenter-controller").inputs["values"]["serviceMonitor"]["enabled"] is True
+    assert chart_kinds(doc.get(RELEASE, "node-termination-handler-release")) == {"PodMonitor"}
+    assert not doc.by_type(RULE)
+    [warning] = [w for w in doc.warnings if OPERATOR_GROUP in w]
+    assert "lacks the Prometheus Operator's CRDs prometheusrules.monitoring.coreos.com:" in warning
+
+
+@pytest.mark.slow
+def test_without_the_operator_nothing_is_looked_up(tmp_path: Path) -> None:
+    config = stack_config("prod")
+    config["eks-karpenter:observability"] = {"enabled": True, "metrics": "ampScraper"}
+    doc = plan(config, tmp_path, {})
+    assert CRDS_TOKEN not in invoke_tokens(doc)
+    assert not [w for w in doc.warnings if OPERATOR_GROUP in w]
