@@ -21,7 +21,7 @@ import pickle
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -615,28 +615,41 @@ def benchmark_result(name: str) -> str:
 
 
 def deploy_role_policy(plans: Mapping[str, Any]) -> dict[str, Any]:
-    """The deploy role's policy for every committed stack: the union of their resource and invoke types."""
+    """The deploy role's policy for every committed stack: the union of what their plans contain."""
     from eks_karpenter.tools.deploy_role import deploy_role_policy as policy
-    from eks_karpenter.tools.deploy_role import plan_types
 
-    return policy(plan_types(json.loads(doc.to_json()) for doc in plans.values()))
+    return policy(json.loads(doc.to_json()) for doc in plans.values())
 
 
 def deploy_role_types(plans: Mapping[str, Any]) -> str:
-    """Per AWS type the committed stacks plan (or invoke): which stacks, and the actions it adds."""
-    from eks_karpenter.tools.deploy_role import ACTIONS_BY_TYPE, PASSES_ROLE_TO, needs_iam, plan_types
+    """Per AWS type the committed stacks plan (or invoke): which stacks, the actions its create, read, update and
+    delete call, and the source they were read from."""
+    from eks_karpenter.tools.deploy_role import needs_iam, plan_types, row
 
     stacks_of: dict[str, list[str]] = {}
     for stack, doc in sorted(plans.items()):
         for type_ in plan_types([json.loads(doc.to_json())]):
             if needs_iam(type_):
                 stacks_of.setdefault(type_, []).append(stack)
-    rows = ["| type | stacks | actions |", "| --- | --- | --- |"]
+
+    def listed(actions: Iterable[str]) -> str:
+        return ", ".join(f"`{a}`" for a in sorted(set(actions))) or "none"
+
+    def source(evidence: str) -> str:
+        repo, _, path = evidence.partition(" ")
+        path, at, commit = path.partition("@")
+        return f"{repo.split('/')[-1]} `{path}`" + (f" @ `{commit[:10]}`" if at else "")
+
+    rows = ["| type | stacks | create | read | update | delete | read from |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
     for type_, stacks in sorted(stacks_of.items()):
-        actions = sorted(set(ACTIONS_BY_TYPE[type_]))
-        if type_ in PASSES_ROLE_TO:
-            actions.append(f"iam:PassRole to {PASSES_ROLE_TO[type_]}")
-        rows.append(f"| `{type_}` | {', '.join(stacks)} | {', '.join(f'`{a}`' for a in actions)} |")
+        spec = row(type_)
+        extra = [f"iam:PassRole to {spec.passes_role[1]}"] if spec.passes_role and spec.passes_role[1] else []
+        extra += [f"iam:PassRole to {r.passed_to}" for r in spec.child_roles]
+        extra += [f"iam:CreateServiceLinkedRole for {s}" for s in spec.service_linked_roles]
+        create = listed(spec.create) + "".join(f", {e}" for e in extra)
+        rows.append(f"| `{type_}` | {', '.join(stacks)} | {create} | {listed(spec.read)} | {listed(spec.update)} "
+                    f"| {listed(spec.delete)} | {'; '.join(source(e) for e in dict.fromkeys(spec.evidence))} |")
     return "\n".join(rows)
 
 

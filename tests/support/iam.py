@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-MANAGED_POLICY_SIZE_LIMIT = 6144
-"""Characters (whitespace excluded) IAM accepts in one customer managed policy document."""
+from eks_karpenter.tools.deploy_role import MANAGED_POLICY_SIZE_LIMIT, policy_size
 
-
-def policy_size(document: Mapping[str, Any]) -> int:
-    """Size of a policy document as IAM counts it against its quotas: compact JSON, whitespace excluded."""
-    return len(json.dumps(document, separators=(",", ":"), ensure_ascii=False))
+__all__ = ["MANAGED_POLICY_SIZE_LIMIT", "all_actions", "policy_size"]
 
 
 def all_actions(documents: Iterable[Mapping[str, Any]]) -> set[str]:

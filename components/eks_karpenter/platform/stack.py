@@ -37,6 +37,7 @@ from eks_karpenter.platform.cluster.rules import (
     validate_kubernetes_version,
 )
 from eks_karpenter.platform.iam.names import IamNameStyle
+from eks_karpenter.platform.iam.rules import permissions_boundary_issues
 from eks_karpenter.platform.interruption.config import InterruptionConfig
 from eks_karpenter.platform.karpenter.config import KarpenterConfig
 from eks_karpenter.platform.karpenter.rules import (
@@ -59,6 +60,7 @@ from eks_karpenter.platform.nodepool.rules import validate_node_config
 from eks_karpenter.platform.nth.config import NthConfig
 from eks_karpenter.platform.nth.rules import validate_nth
 from eks_karpenter.platform.observability.config import ObservabilityConfig
+from eks_karpenter.platform.observability.rules import validate_observability
 from eks_karpenter.platform.version_rules import validate_kubernetes_for_karpenter, validate_node_class_amis
 from eks_karpenter.tags import TagKey, TagValue, reserved_tag_key
 
@@ -124,6 +126,12 @@ class StackConfig(Model):
     account-wide); too long a name is cut with a hash suffix. `legacy`: `<cluster>-<purpose>`, the names of
     stacks deployed before 0.x: keep it on such a stack, since a renamed role is a replaced role (running nodes
     lose their access entry); docs/UPGRADING.md says how to move."""
+    permissions_boundary: Arn | None = None
+    """`eks-karpenter:permissionsBoundary`: ARN of a customer managed policy your account's administrators own
+    (`arn:aws:iam::<account>:policy/<name>`), set as the permissions boundary of every IAM role this stack creates
+    (the node roles, the Karpenter controller role, the flow log and node termination handler roles, pulumi-eks'
+    cluster role); the deploy role's policy (`eks-karpenter deploy-policy`) then allows role writes only with it.
+    Unset: no boundary. See docs/deploy-role.md."""
 
 
 # Project keys read from the stack file, in the order they are reported.
@@ -416,6 +424,8 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
             cfg.node_termination_handler, spot_node_groups=len(cfg.cluster.spot_node_groups),
             karpenter_interruption_enabled=cfg.interruption.enabled,
             at=at("nodeTerminationHandler"), at_cluster_groups=at("cluster") + ("spotNodeGroups",))
+    if ok("observability"):
+        issues += validate_observability(cfg.observability, at("observability"))
     if ok("node_pools", "node_classes", "network", "interruption"):
         issues += validate_node_config(
             cfg.node_pools, cfg.node_classes, zones=cfg.network.zones,
@@ -443,6 +453,8 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
                                         f"namespace ({platform[namespace]}): give the team its own", namespace))
     if ok("node_classes"):
         issues += validate_node_class_environment(cfg.node_classes, region, accounts, at("nodeClasses"))
+    if ok("permissions_boundary") and cfg.permissions_boundary is not None:
+        issues += permissions_boundary_issues(cfg.permissions_boundary, at("permissionsBoundary"), region, accounts)
     if ok("tags"):
         for key, value in cfg.tags.items():
             if reserved_tag_key(key):

@@ -1,5 +1,5 @@
 """Command line: `eks-karpenter plan | diff | cost | simulate | smoke | schema | import-legacy | policy-pack |
-deploy-policy`.
+deploy-policy | pins | preflight`.
 
 Every command works on a Pulumi project folder (`--program DIR`, default: the current directory), read like the
 Pulumi CLI reads it: `Pulumi.yaml`'s `name`, `main` and `stackConfigDir`, then `<stackConfigDir>/Pulumi.<stack>.yaml`.
@@ -91,8 +91,29 @@ def _stack_outputs(args: argparse.Namespace) -> dict[str, dict[str, object]] | N
 
 
 def _plan(args: argparse.Namespace, stack: str) -> PlanDocument:
-    invoke_results = _live_lookups(args, stack) if getattr(args, "live", False) else None
-    return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args), invoke_results)
+    invoke_results = _live_lookups(args, stack) if getattr(args, "live", False) else {}
+    if getattr(args, "facts", None) is not None:
+        invoke_results.update(_recorded_facts(args, stack))
+    return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args),
+                                invoke_results or None)
+
+
+def _recorded_facts(args: argparse.Namespace, stack: str) -> dict[str, Any]:
+    """`plan --facts FILE`: the adopted cluster's facts as `preflight --record` wrote them, answering the
+    preflight's look-ups instead of the mocks' placeholders."""
+    from eks_karpenter.tools.facts import FactsFileError, facts_invoke_results, read_facts
+
+    path: Path = args.facts
+    cfg = validated_stack_config(load_project(args.program), stack)
+    if not cfg.cluster.existing:
+        raise UsageError(f"--facts {path}: stack {stack!r} creates its cluster; facts are an adopted cluster's")
+    try:
+        data = read_facts(path.read_text(), str(path), cfg.cluster.name)
+    except OSError as exc:
+        raise UsageError(f"--facts {path}: {exc.strerror or exc}") from None
+    except FactsFileError as exc:
+        raise UsageError(f"--facts {exc}") from None
+    return facts_invoke_results(data, cfg.region)
 
 
 def _live_lookups(args: argparse.Namespace, stack: str) -> dict[str, Any]:
@@ -132,6 +153,17 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     plan.add_argument("--live", action="store_true", help="check the pins against AWS in the stack's region "
                       "(add-on versions, AMI aliases, node group releases; credentials and boto3 needed)")
     plan.add_argument("--out", type=Path, help="also write manifests, Helm values and IAM documents here")
+    plan.add_argument("--facts", type=Path, metavar="FILE", help="an adopted cluster's facts recorded by "
+                      "`preflight --record FILE`, in place of the offline placeholders (node groups, version, "
+                      "what its API answered)")
+
+    preflight = sub.add_parser("preflight", help="record an adopted cluster's facts for the offline plan: its "
+                               "version, the node groups and what its API answers (AWS credentials, boto3 and "
+                               "kubernetes needed)")
+    preflight.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    preflight.add_argument("--record", required=True, type=Path, metavar="FILE",
+                           help="write the facts here (JSON; `plan --facts FILE` reads it)")
+    _add_project_arguments(preflight, references=False)
 
     schema = sub.add_parser("schema", help="print the JSON Schema of a stack file (keys in the project's namespace)")
     schema.add_argument("--program", type=Path, metavar="DIR",
@@ -141,6 +173,8 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     deploy = sub.add_parser("deploy-policy", help="print the deploy role's least-privilege IAM policy for a stack: the "
                                                   "actions of the resource types its offline plan contains")
     deploy.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    deploy.add_argument("--out", type=Path, metavar="DIR", help="write it as managed policies IAM accepts (each "
+                        "within 6,144 characters), deploy-role-policy-N.json, instead of printing it whole")
     _add_project_arguments(deploy)
 
     pack = sub.add_parser("policy-pack", help="write the CrossGuard policy pack to a folder for "
@@ -149,12 +183,17 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     pack.add_argument("--virtualenv", metavar="PATH", help="the pack's Python virtualenv, relative to DIR "
                       "(default: none, the `python3` on PATH runs it)")
 
-    diff = sub.add_parser("diff", help="compare two plans: two `plan --format json` files, or a stack at a git ref "
-                                       "with the working tree; prints Markdown")
+    diff = sub.add_parser("diff", help="compare two plans: two `plan --format json` files, a stack at a git ref "
+                                       "with the working tree, or a stack with the installed library and a "
+                                       "candidate one; each side planned with its own code; prints Markdown")
     diff.add_argument("files", nargs="*", type=Path, metavar="PLAN.json",
                       help="OLD and NEW: two `plan --format json` outputs of one stack")
     diff.add_argument("--base", metavar="REF", help="git ref to compare the working tree with (e.g. origin/main)")
-    diff.add_argument("--stack", help="stack to plan on both sides (with --base)")
+    diff.add_argument("--library", metavar="CANDIDATE",
+                      help="plan the stack with the installed library and with CANDIDATE (a wheel, a checkout "
+                           "of the library, eks-karpenter==X.Y.Z or a git URL pip can install) and compare: what "
+                           "upgrading the library changes")
+    diff.add_argument("--stack", help="stack to plan on both sides (with --base or --library)")
     _add_project_arguments(diff, references=False)
 
     legacy = sub.add_parser("import-legacy", help="convert Karpenter v1alpha5 Provisioners and v1alpha1 "
@@ -234,6 +273,34 @@ def _namespace(args: argparse.Namespace) -> str:
     return ProgramProject.load(root).name if (root / "Pulumi.yaml").is_file() else PROJECT
 
 
+def cmd_preflight(args: argparse.Namespace) -> int:
+    from eks_karpenter.platform.preflight.probe import probe
+    from eks_karpenter.tools.facts import record_facts
+
+    _check_stack(args.stack)
+    project = load_project(args.program)
+    cfg = validated_stack_config(project, args.stack)
+    if not cfg.cluster.existing:
+        raise UsageError(f"preflight: stack {args.stack!r} creates its cluster (cluster.existing is not set)")
+    try:
+        import boto3
+    except ImportError:
+        raise UsageError("preflight --record needs boto3: pip install 'eks-karpenter[live]'") from None
+    eks = boto3.Session(region_name=cfg.region).client("eks")
+    try:
+        facts = record_facts(cfg, project.name, args.stack, eks, probe)
+    except Exception as exc:  # botocore: no credentials, no network, no such cluster
+        raise UsageError(f"preflight: cannot read cluster {cfg.cluster.name!r} in {cfg.region}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    try:
+        args.record.write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
+    except OSError as exc:
+        raise UsageError(f"--record {args.record}: {exc.strerror or exc}") from None
+    print(f"wrote {args.record}: plan with `eks-karpenter plan --stack {args.stack} --facts {args.record}`",
+          file=sys.stderr)
+    return 0
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from eks_karpenter.platform.stack import stack_file_schema
 
@@ -242,15 +309,24 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_deploy_policy(args: argparse.Namespace) -> int:
-    from eks_karpenter.tools.deploy_role import deploy_role_policy, plan_types
+    from eks_karpenter.tools.deploy_role import deploy_role_policy, managed_policies
 
     _check_stack(args.stack)
     document = json.loads(_plan(args, args.stack).to_json())
     try:
-        policy = deploy_role_policy(plan_types([document]))
+        policy = deploy_role_policy([document])
     except KeyError as exc:
         raise PlanError(str(exc.args[0])) from None
-    sys.stdout.write(json.dumps(policy, indent=2) + "\n")
+    if args.out is None:
+        sys.stdout.write(json.dumps(policy, indent=2) + "\n")
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    for stale in args.out.glob("deploy-role-policy-*.json"):  # a longer policy's parts from an earlier run
+        stale.unlink()
+    for i, part in enumerate(managed_policies(policy), 1):
+        path = args.out / f"deploy-role-policy-{i}.json"
+        path.write_text(json.dumps(part, indent=2) + "\n")
+        sys.stdout.write(f"{path}\n")
     return 0
 
 
@@ -265,38 +341,52 @@ def cmd_policy_pack(args: argparse.Namespace) -> int:
     return 0
 
 
+def _diff_sides(args: argparse.Namespace) -> tuple[PlanDocument, PlanDocument]:
+    """The old and new plans: two plan files, the stack at a git ref and in the working tree, or the stack with
+    the installed library and with a candidate library; each side planned in its own process with its own code."""
+    from eks_karpenter.tools.engine.baseline import plan_at_ref, plan_in_tree, plan_with_library
+
+    if args.base is not None or args.library is not None:
+        if args.files or not args.stack or (args.base is not None and args.library is not None):
+            raise PlanError("diff --base REF or --library CANDIDATE needs --stack and no files (and not both)")
+        _check_stack(args.stack)
+        program = _program(args)
+        if args.library is not None:
+            # The candidate first: one that cannot be installed fails before the installed side is planned.
+            candidate = plan_with_library(program, args.stack, args.library)
+            return plan_in_tree(program, args.stack), candidate
+        # Base first: a bad ref fails fast, before the working tree is planned.
+        return plan_at_ref(program, args.stack, args.base), plan_in_tree(program, args.stack)
+    if len(args.files) == 2 and args.stack is None:
+        old, new = (_read_plan(path) for path in args.files)
+        return old, new
+    raise PlanError("diff needs two plan files (OLD.json NEW.json), --base REF --stack STACK, or "
+                    "--library CANDIDATE --stack STACK")
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
-    from eks_karpenter.tools.engine.baseline import plan_at_ref, plan_in_tree
     from eks_karpenter.tools.engine.diff import diff_plans, render_diff_markdown
 
-    if args.base is not None:
-        if args.files or not args.stack:
-            raise PlanError("diff --base REF needs --stack and no files")
-        _check_stack(args.stack)
-        # Base first: a bad ref fails fast, before the working tree is planned.
-        old = plan_at_ref(_program(args), args.stack, args.base)
-        try:
-            new = plan_in_tree(_program(args), args.stack)
-        except (PlanError, pulumi.RunError):
-            raise
-        except Exception as exc:  # the working tree's code failed: one line, like the base side
-            raise PlanError(f"planning stack {args.stack!r} in {_program(args)} failed: "
-                            f"{type(exc).__name__}: {exc}") from None
-    elif len(args.files) == 2 and args.stack is None:
-        old, new = (_read_plan(path) for path in args.files)
-    else:
-        raise PlanError("diff needs two plan files (OLD.json NEW.json) or --base REF --stack STACK")
+    old, new = _diff_sides(args)
     from eks_karpenter.tools.engine.upgrades import render_upgrades, upgrade_problems
 
     diff = diff_plans(old, new)
     sys.stdout.write(render_diff_markdown(diff))
-    upgrades = render_upgrades(old, new)
+    if old.format != new.format:
+        note = (f"The two sides wrote plan documents of different formats ({old.format} and {new.format}): they "
+                "were planned by different versions of the engine, so a field only one of them writes shows as a "
+                "change.")
+        sys.stdout.write(f"\n> [!NOTE]\n> {note}\n")
+        print(f"note: {note}", file=sys.stderr)
+    # Upgrade order and its refusals are about one stack over time, not about two stacks side by side.
+    one_stack = (old.stack, old.project) == (new.stack, new.project)
+    upgrades = render_upgrades(old, new) if one_stack else ""
     if upgrades:
         sys.stdout.write("\n" + upgrades)
     # The comment is written either way; the exit status stops a pipeline before `pulumi up`.
     for refusal in diff.refused:
         print(f"error: refused: {refusal.key}: {refusal.message}", file=sys.stderr)
-    problems = upgrade_problems(old, new)
+    problems = upgrade_problems(old, new) if one_stack else []
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     return REFUSED if diff.refused or problems else 0
@@ -455,7 +545,7 @@ def cmd_pins(args: argparse.Namespace) -> int:
 
 COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "policy-pack": cmd_policy_pack, "deploy-policy": cmd_deploy_policy,
             "diff": cmd_diff, "import-legacy": cmd_import_legacy, "cost": cmd_cost, "simulate": cmd_simulate,
-            "smoke": cmd_smoke, "pins": cmd_pins}
+            "smoke": cmd_smoke, "pins": cmd_pins, "preflight": cmd_preflight}
 
 
 COMMAND_GC_THRESHOLDS = (10_000, 10, 10)

@@ -208,7 +208,7 @@ def test_component_type_and_parenting(planned: tuple[list[PlannedResource], dict
     (component,) = of_type(resources, "eks-karpenter:index:InterruptionQueue")
     assert not component.custom
     children = [r for r in resources if r.custom]
-    assert len(children) == 1 + 1 + 5 + 5
+    assert len(children) == 1 + 1 + 5 + 5 + 5  # queue, policy, rules, targets, delivery alarms
     assert all(r.parent == component.urn for r in children)
 
 

@@ -159,7 +159,8 @@ def test_operations_guide_explains_every_alert() -> None:
 def test_queue_alarms_exist_in_every_stack_with_a_queue_and_notify_prods_topic() -> None:
     for stack in ("dev", "prod"):
         doc = plan_stack(stack)
-        alarms = {r.inputs["metricName"]: r.inputs for r in doc.by_type("aws:cloudwatch/metricAlarm:MetricAlarm")}
+        alarms = {r.inputs["metricName"]: r.inputs for r in doc.by_type("aws:cloudwatch/metricAlarm:MetricAlarm")
+                  if r.inputs["namespace"] == "AWS/SQS"}
         assert set(alarms) == {"ApproximateAgeOfOldestMessage", "ApproximateNumberOfMessagesVisible"}, stack
         queue = doc.by_type("aws:sqs/queue:Queue")[0].inputs["name"]
         for inputs in alarms.values():

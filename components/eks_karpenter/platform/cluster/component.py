@@ -67,6 +67,9 @@ class ClusterArgs(TypedDict):
     replaceable, so routine changes go through."""
     iamNames: NotRequired[IamNames]
     """How the managed node groups' role is named (default: per region)."""
+    permissionsBoundary: NotRequired[str | None]
+    """Permissions boundary (a managed policy ARN) on every role this component creates, pulumi-eks' cluster role
+    included; None: no boundary."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -195,6 +198,8 @@ class Cluster(pulumi.ComponentResource):
         mappings = [eks.RoleMappingArgs(role_arn=arn, username="system:node:{{EC2PrivateDNSName}}",
                                         groups=["system:bootstrappers", "system:nodes"])
                     for arn in args["awsAuthRoleArns"]] if cfg.aws_auth_compatibility else None
+        bounded = args.get("permissionsBoundary")
+        boundary = [permissions_boundary(bounded)] if bounded else []
         return eks.Cluster(
             f"{name}-eks",
             name=cfg.name,
@@ -222,7 +227,7 @@ class Cluster(pulumi.ComponentResource):
             tags=args["tags"],
             # No bootstrap admin for the creator: every deployer is an explicit access entry (`_deployers`).
             opts=pulumi.ResourceOptions.merge(self._stateful(args), pulumi.ResourceOptions(
-                depends_on=log_groups, transforms=[no_creator_admin])),
+                depends_on=log_groups, transforms=[no_creator_admin, *boundary])),
         )
 
     def _api_ingress(self, name: str, cfg: ClusterConfig, tags: dict[str, str]) -> list[pulumi.Resource]:
@@ -242,7 +247,8 @@ class Cluster(pulumi.ComponentResource):
         role = NodeRole(f"{name}-managed-nodes", {
             "roleName": names.role("managed-nodes"), "region": args["region"], "tags": tags,
             "description": f"EKS managed node groups of cluster {cfg.name}", "additionalPolicyArns": [],
-            "instanceProfile": False}, opts=pulumi.ResourceOptions(parent=self))
+            "instanceProfile": False, "permissionsBoundary": args.get("permissionsBoundary")},
+            opts=pulumi.ResourceOptions(parent=self))
         sys_cfg = cfg.system_node_group
         system = self._node_group(
             name, P.SYSTEM_GROUP, cluster=cluster, cfg=cfg, role_arn=role.role_arn, capacity_type="ON_DEMAND",
@@ -360,6 +366,18 @@ class Cluster(pulumi.ComponentResource):
             self.oidc_provider_arn = pulumi.Output.from_input("")
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(self.endpoint, self.certificate_authority).apply(
             lambda a: P.exec_kubeconfig(cfg.name, a[0], a[1], region)))
+
+
+def permissions_boundary(arn: str) -> pulumi.ResourceTransform:
+    """Transform of pulumi-eks' Cluster component: the roles it creates (its cluster service role) get `arn` as
+    their permissions boundary. pulumi-eks has no input for it; an update in place, never a new role."""
+
+    def boundary(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        if args.type_ != P.IAM_ROLE_TYPE:
+            return None
+        return pulumi.ResourceTransformResult(props={**args.props, "permissionsBoundary": arn}, opts=args.opts)
+
+    return boundary
 
 
 def no_creator_admin(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:

@@ -186,6 +186,8 @@ def api_ingress_rules(api: ApiAccessConfig, cluster_name: str) -> list[tuple[str
 
 EKS_CLUSTER_TYPE = "aws:eks/cluster:Cluster"
 """The type of the control plane resource pulumi-eks' Cluster component creates."""
+IAM_ROLE_TYPE = "aws:iam/role:Role"
+"""The type of the roles pulumi-eks' Cluster component creates (its cluster service role)."""
 
 
 def without_creator_admin(props: dict[str, Any]) -> dict[str, Any]:

@@ -41,6 +41,8 @@ class NodeRoleArgs(TypedDict):
     """Also create an instance profile (for EC2NodeClass `instanceProfile`, private clusters)."""
     tags: dict[str, str]
     """Tags for the role."""
+    permissionsBoundary: NotRequired[str | None]
+    """Permissions boundary (a managed policy ARN) on the role; None: no boundary."""
 
 
 class NodeRole(pulumi.ComponentResource):
@@ -59,6 +61,7 @@ class NodeRole(pulumi.ComponentResource):
         partition = partition_of(args["region"])
         role = aws.iam.Role(name, name=args["roleName"], description=args["description"],
                             assume_role_policy=json.dumps(node_trust_policy(partition)), tags=args["tags"],
+                            permissions_boundary=args.get("permissionsBoundary"),
                             opts=pulumi.ResourceOptions(parent=self))
         arns = [aws_managed_policy_arn(partition, p) for p in NODE_MANAGED_POLICIES]
         attachments: list[pulumi.Resource] = [
@@ -111,6 +114,8 @@ class KarpenterIamArgs(TypedDict):
     """Tags for IAM resources."""
     iamNames: NotRequired[IamNames]
     """How the controller role and policies are named (default: per region, `IamNames(clusterName, region)`)."""
+    permissionsBoundary: NotRequired[str | None]
+    """Permissions boundary (a managed policy ARN) on the controller role; None: no boundary."""
 
 
 class KarpenterIam(pulumi.ComponentResource):
@@ -141,7 +146,8 @@ class KarpenterIam(pulumi.ComponentResource):
                 lambda a: json.dumps(irsa_trust_policy(a[0], a[1], args["namespace"], SERVICE_ACCOUNT)))
         role = aws.iam.Role(f"{name}-controller", name=names.role("karpenter-controller"),
                             description=f"Karpenter controller for EKS cluster {cluster}",
-                            assume_role_policy=trust, tags=args["tags"], opts=child)
+                            assume_role_policy=trust, permissions_boundary=args.get("permissionsBoundary"),
+                            tags=args["tags"], opts=child)
 
         queue_arn = args["interruptionQueueArn"]
         version = args.get("karpenterVersion", versions.KARPENTER_VERSION)

@@ -38,6 +38,8 @@ class KarpenterFargateProfileArgs(TypedDict):
     """Tags for the role and the profile."""
     iamNames: NotRequired[IamNames]
     """How the pod execution role is named (default: per region)."""
+    permissionsBoundary: NotRequired[str | None]
+    """Permissions boundary (a managed policy ARN) on the pod execution role; None: no boundary."""
 
 
 class KarpenterFargateProfile(pulumi.ComponentResource):
@@ -57,7 +59,7 @@ class KarpenterFargateProfile(pulumi.ComponentResource):
             f"{name}-pod-execution", name=(args.get("iamNames") or IamNames(cluster, region)).role("karpenter-fargate"),
             assume_role_policy=account.apply(
                 lambda a: json.dumps(fargate_pod_execution_trust_policy(partition, region, a, cluster))),
-            tags=args["tags"], opts=child)
+            permissions_boundary=args.get("permissionsBoundary"), tags=args["tags"], opts=child)
         attachment = aws.iam.RolePolicyAttachment(
             f"{name}-pod-execution", role=role.name,
             policy_arn=aws_managed_policy_arn(partition, "AmazonEKSFargatePodExecutionRolePolicy"),

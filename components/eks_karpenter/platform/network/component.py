@@ -26,6 +26,8 @@ class NetworkArgs(TypedDict):
     protect: NotRequired[bool]
     """Protect what holds state (the VPC, its subnets, the flow-log group) from deletion and replacement. Only
     those: route tables, gateways and the rest are replaceable and must stay so for routine changes."""
+    permissionsBoundary: NotRequired[str | None]
+    """Permissions boundary (a managed policy ARN) on every role this component creates; None: no boundary."""
 
 
 class Network(pulumi.ComponentResource):
@@ -50,6 +52,7 @@ class Network(pulumi.ComponentResource):
         tags = {**args["tags"], **cfg.tags}
         child = pulumi.ResourceOptions(parent=self)
         self._stateful = pulumi.ResourceOptions(parent=self, protect=args.get("protect", False) or None)
+        self._boundary = args.get("permissionsBoundary")
 
         if cfg.adopting:
             private, public = self._adopt(name, cfg, cluster)
@@ -137,7 +140,7 @@ class Network(pulumi.ComponentResource):
                                         retention_in_days=cfg.retention_in_days, tags=tags, opts=self._stateful)
         role = aws.iam.Role(f"{name}-flow-logs", description=f"VPC flow logs of {cluster} to CloudWatch Logs",
                             assume_role_policy=group.arn.apply(lambda a: json.dumps(P.flow_logs_trust_policy(a))),
-                            tags=tags, opts=child)
+                            permissions_boundary=self._boundary, tags=tags, opts=child)
         write = aws.iam.RolePolicy(f"{name}-flow-logs", role=role.id,
                                    policy=group.arn.apply(lambda a: json.dumps(P.flow_logs_write_policy(a))),
                                    opts=child)

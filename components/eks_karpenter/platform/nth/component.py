@@ -45,6 +45,10 @@ class NodeTerminationHandlerArgs(TypedDict):
     or the groups behind EKS managed node groups. Each gets a lifecycle hook and the managed tag."""
     extraValues: NotRequired[Mapping[str, Any]]
     """Chart values merged over the config's (top-level keys replaced), e.g. `nth_monitor_values` for scraping."""
+    permissionsBoundary: NotRequired[str | None]
+    """Permissions boundary (a managed policy ARN) on the queue-mode role; None: no boundary."""
+    releaseHooks: NotRequired[pulumi.ResourceHookBinding]
+    """Resource hooks of the Helm release (the ownership label: `release_owner`)."""
 
 
 def _slug(text: str) -> str:
@@ -113,7 +117,8 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             values=values,
             # How a preflight tells this stack's release from one another tool installed under the same name.
             description=release_marker(pulumi.get_project(), pulumi.get_stack()),
-            opts=child_options(self, opts, *depends_on))
+            opts=pulumi.ResourceOptions.merge(child_options(self, opts, *depends_on),
+                                              pulumi.ResourceOptions(hooks=args.get("releaseHooks"))))
 
         self.release_name = release.name.apply(lambda n: n or RELEASE_NAME)
         self.namespace = release.namespace.apply(lambda n: n or cfg.namespace)
@@ -171,7 +176,7 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             trust = pulumi.Output.from_input(json.dumps(pod_identity_trust_policy()))
         role = aws.iam.Role(f"{name}-role", assume_role_policy=trust,
                             description=f"aws-node-termination-handler (queue mode) for {cluster}", tags=tags,
-                            opts=child)
+                            permissions_boundary=args.get("permissionsBoundary"), opts=child)
         policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id,
                            policy=queue.arn.apply(lambda arn: json.dumps(nth_controller_policy(arn))), opts=child)
         ready: list[pulumi.Resource] = [policy]

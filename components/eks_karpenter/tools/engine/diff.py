@@ -9,6 +9,7 @@ resource comes from the data in `eks_karpenter/tools/engine/replacements.py`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -90,7 +91,16 @@ class PlanDiff:
 
 
 def diff_plans(old: PlanDocument, new: PlanDocument) -> PlanDiff:
-    """Match resources by URN and classify each difference."""
+    """Match resources by URN and classify each difference.
+
+    Two plans of different stacks (or projects) are compared as two stacks: resources are matched by their
+    logical names (the URN with its stack and project taken out), and what only applies to one stack changing
+    over time (refused changes, node rolls) is left out: neither is a change `pulumi up` would make.
+    """
+    base_stack = old.stack
+    across = (old.stack, old.project) != (new.stack, new.project)
+    if across:
+        old = _as_stack(old, new)
     before = {r.urn: r for r in old.resources}
     after = {r.urn: r for r in new.resources}
     moved = _aliases(before, after)
@@ -111,10 +121,18 @@ def diff_plans(old: PlanDocument, new: PlanDocument) -> PlanDiff:
             else:
                 changes.append(change)
     changes, unchanged = _replaced_with(changes, after, before, moved, unchanged)
-    return PlanDiff(project=new.project, stack=new.stack, base_stack=old.stack, changes=tuple(changes),
+    return PlanDiff(project=new.project, stack=new.stack, base_stack=base_stack, changes=tuple(changes),
                     unchanged=unchanged, aliased=tuple(sorted((o, n) for n, o in moved.items())),
                     knock_on=_knock_on(changes, new), cost=diff_cost_lines(old, new) if changes else (),
-                    fleets=replaced_fleets(changes, old, new), refused=refusals(changes, old))
+                    fleets=() if across else replaced_fleets(changes, old, new),
+                    refused=() if across else refusals(changes, old))
+
+
+def _as_stack(doc: PlanDocument, like: PlanDocument) -> PlanDocument:
+    """`doc` with its URNs (own, parents, dependencies, aliases) written as if it were a plan of `like`'s stack."""
+    ours, theirs = (f"urn:pulumi:{d.stack}::{d.project}::" for d in (doc, like))
+    moved = PlanDocument.from_json(doc.to_json().replace(json.dumps(ours)[1:-1], json.dumps(theirs)[1:-1]))
+    return dataclasses.replace(moved, stack=like.stack, project=like.project, format=doc.format)
 
 
 def _replaced_with(changes: list[ResourceChange], after: dict[str, PlannedResource],
@@ -316,8 +334,10 @@ def render_diff_markdown(diff: PlanDiff) -> str:
     title = f"### Plan diff: `{diff.project}` / `{diff.stack}`"
     lines = [title, ""]
     if diff.base_stack != diff.stack:
-        lines += [f"Comparing stack `{diff.base_stack}` with `{diff.stack}`: URNs name their stack, so nothing "
-                  "matches across stacks.", ""]
+        lines += [f"Comparing two stacks, `{diff.base_stack}` and `{diff.stack}`, resource by resource (matched by "
+                  "logical name): not a change `pulumi up` makes, so no change is refused and no node roll is "
+                  "shown. To review a change to one stack, diff two plans of that stack (`diff --base REF --stack "
+                  "S`).", ""]
     kept = [f"`{_urn_name(o)}` → `{_urn_name(n)}`" for o, n in diff.aliased]
     if kept:
         lines += ["Renamed or moved with an alias, so kept rather than recreated: " + ", ".join(kept) + ".", ""]

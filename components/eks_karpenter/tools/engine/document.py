@@ -38,6 +38,12 @@ class PlannedInvoke:
         return self.token, json.dumps(self.args, sort_keys=True)
 
 
+PLAN_FORMAT = 2
+"""The version of the JSON plan document this engine writes. Raise it when a field is added, renamed or changes
+meaning, so a diff of two sides planned by different engines can say their documents differ. Documents written
+before the field existed are format 1."""
+
+
 @dataclass(frozen=True)
 class PlanDocument:
     """Everything a plan produced: registered resources, stack outputs, invokes and warnings."""
@@ -48,10 +54,13 @@ class PlanDocument:
     outputs: dict[str, Any] = field(default_factory=dict)
     invokes: list[PlannedInvoke] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    format: int = PLAN_FORMAT
+    """The document format the engine that wrote it used (`PLAN_FORMAT`)."""
 
     def to_json(self) -> str:
         """Serialise with sorted keys so the same config gives byte-identical output."""
         body = {
+            "format": self.format,
             "project": self.project,
             "stack": self.stack,
             "resources": [_resource_json(r) for r in self.resources],
@@ -84,6 +93,7 @@ class PlanDocument:
             outputs=body.get("outputs", {}),
             invokes=[PlannedInvoke(i["token"], i.get("args", {})) for i in body.get("invokes", [])],
             warnings=body.get("warnings", []),
+            format=body.get("format", 1),
         )
 
     def by_type(self, type_: str) -> list[PlannedResource]:

@@ -1,9 +1,11 @@
 """What a plan diff does to running nodes and to the network, read off the diff: pure data, no engine.
 
 - `replaced_fleets`: the node fleets whose nodes a change replaces. Karpenter replaces a NodePool's nodes when
-  they drift from it: an edit under the pool's `spec.template` (requirements, labels, taints, `expireAfter`,
-  `nodeClassRef`...), any edit of the EC2NodeClass it uses, or a new AMI, which a Kubernetes minor bump gives
-  every class that picks its AMI by `alias`. `weight`, `limits` and `disruption` are behaviour, not drift.
+  they drift from it, by the rules of the Karpenter release the new plan installs (`drift.py`, from the table
+  in `drift_rules.py`): a hashed field of the pool's template or of its EC2NodeClass (every node), narrowed
+  requirements (the nodes that no longer satisfy them), selector terms whose resolved subnets, security groups
+  or AMIs change, or a new AMI, which a Kubernetes minor bump gives every class that picks its AMI by `alias`.
+  Widened requirements, `weight`, `limits`, budgets and other `disruption` settings are not drift.
   Drift is paced by the pool's disruption budgets that cover the `Drifted` reason. A managed node group is
   rolled (new Kubernetes version, launch template or AMI type) or replaced (a ForceNew input).
 - `refusals`: changes a `pulumi up` cannot carry out on a stack that created its VPC (a new `vpcCidr`, zones
@@ -17,6 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eks_karpenter.tools.engine.document import PlanDocument, PlannedResource
+from eks_karpenter.tools.engine.drift import class_drift, pool_drift
+from eks_karpenter.tools.engine.drift_rules import DRIFT_RULES, DriftRules
+from eks_karpenter.tools.engine.upgrades import karpenter_version
+from eks_karpenter.versions import KARPENTER_VERSION
 
 if TYPE_CHECKING:
     from eks_karpenter.tools.engine.changes import ResourceChange
@@ -60,6 +66,9 @@ def replaced_fleets(changes: Sequence[ResourceChange], old: PlanDocument, new: P
 
     pools = {_name(r): r for r in new.by_type(NODE_POOL)}
     classes = {_name(r): r for r in new.by_type(NODE_CLASS)}
+    old_pools = {_name(r): r for r in old.by_type(NODE_POOL)}
+    old_classes = {_name(r): r for r in old.by_type(NODE_CLASS)}
+    rules = drift_rules_of(new)
     by_urn = {c.resource.urn: c for c in changes}
 
     for change in changes:
@@ -75,18 +84,17 @@ def replaced_fleets(changes: Sequence[ResourceChange], old: PlanDocument, new: P
                                 add("NodePool", pool_name, f"{bump}: EC2NodeClass `{cls_name}` picks its AMI by "
                                     "alias, which resolves to the new minor's AMI (drift)")
         elif r.type == NODE_CLASS and change.op in ("update", "replace"):
-            fields = sorted({p.label for p in change.properties if p.path[:1] == ("spec",)})
-            if fields or change.op == "replace":
-                what = ", ".join(f"`{f}`" for f in fields[:3]) + (" ..." if len(fields) > 3 else "")
-                for pool_name, pool in pools.items():
-                    if _class_of(pool) == _name(r):
-                        add("NodePool", pool_name, f"EC2NodeClass `{_name(r)}` changed ({what or 'replaced'}): "
-                            "drift")
+            before = old_classes.get(_name(r))
+            found = (class_drift(before.inputs, r.inputs, rules) if change.op == "update" and before is not None
+                     else ["replaced: drift"])
+            for pool_name, pool in pools.items():
+                if _class_of(pool) == _name(r):
+                    for cause in found:
+                        add("NodePool", pool_name, f"EC2NodeClass `{_name(r)}` {cause}")
         elif r.type == NODE_POOL and change.op == "update":
-            fields = sorted({p.label for p in change.properties if p.path[:2] == ("spec", "template")})
-            if fields:
-                what = ", ".join(f"`{f}`" for f in fields[:3]) + (" ..." if len(fields) > 3 else "")
-                add("NodePool", _name(r), f"its template changed ({what}): drift")
+            before = old_pools.get(_name(r))
+            for cause in pool_drift(before.inputs if before is not None else {}, r.inputs, rules):
+                add("NodePool", _name(r), cause)
         elif r.type == NODE_POOL and change.op in ("replace", "delete"):
             add("NodePool", _name(r), "the NodePool is deleted" + (" and recreated" if change.op == "replace"
                                                                    else "") + ": Karpenter drains and terminates "
@@ -114,6 +122,12 @@ def replaced_fleets(changes: Sequence[ResourceChange], old: PlanDocument, new: P
                   "PodDisruptionBudgets for up to 15 minutes per node")
         fleets.append(Fleet(kind, name, tuple(found), pacing))
     return tuple(fleets)
+
+
+def drift_rules_of(plan: PlanDocument) -> DriftRules:
+    """The drift rules of the Karpenter release a plan installs (the pinned one when it installs none, as on a
+    consumer stack that only adds pools)."""
+    return DRIFT_RULES.get(karpenter_version(plan) or KARPENTER_VERSION, DRIFT_RULES[KARPENTER_VERSION])
 
 
 def _name(r: PlannedResource) -> str:

@@ -11,7 +11,7 @@ from pulumi.runtime.proto import resource_pb2
 
 from eks_karpenter import versions
 from eks_karpenter.arns import dns_suffix
-from eks_karpenter.platform.adopted import CRDS_TOKEN, IN_CLUSTER_TOKEN
+from eks_karpenter.platform.adopted import CRDS_TOKEN, IN_CLUSTER_TOKEN, OFFLINE_PLACEHOLDER
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
 from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
 
@@ -89,6 +89,17 @@ def _ssm_value(name: str) -> str:
     return "1.0.0-00000000"  # bottlerocket image_version: no pin of this library names one
 
 
+def placeholder_answer(token: str, args: dict[str, Any], region: str, recorded: bool = False) -> dict[str, Any]:
+    """The mocks' answer to a look-up, marked as made up (`OFFLINE_PLACEHOLDER`); `recorded`: the base a recorded
+    fact is laid over, so no longer marked."""
+    found = dict(_invoke(token, args, region))
+    if recorded:
+        found.pop(OFFLINE_PLACEHOLDER, None)
+        if isinstance(found.get("tags"), dict):
+            found["tags"] = {k: v for k, v in found["tags"].items() if k != OFFLINE_PLACEHOLDER}
+    return found
+
+
 def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
     if token == "aws:index/getCallerIdentity:getCallerIdentity":
         return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
@@ -113,6 +124,7 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
             "accessConfigs": [{"authenticationMode": "API_AND_CONFIG_MAP"}],
             "version": "1.33",
             "id": cluster,
+            "tags": {OFFLINE_PLACEHOLDER: "true"},
         }
     if token == "aws:ssm/getParameter:getParameter":
         name = str(args.get("name", ""))
@@ -138,7 +150,8 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
             "subnetIds": [f"subnet-{digest(cluster + '/' + z)}" for z in "abc"],
             "scalingConfigs": [{"minSize": 0, "maxSize": 10, "desiredSize": 3} if spot
                                else {"minSize": 2, "maxSize": 3, "desiredSize": 2}],
-            "amiType": "AL2_x86_64", "instanceTypes": ["m5.large"], "labels": {}, "taints": [], "tags": {},
+            "amiType": "AL2_x86_64", "instanceTypes": ["m5.large"], "labels": {}, "taints": [],
+            "tags": {OFFLINE_PLACEHOLDER: "true"},
             "diskSize": 20, "releaseVersion": "", "version": "1.33", "launchTemplates": [], "remoteAccesses": [],
             "resources": [],
         }
@@ -150,7 +163,7 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
         # The cluster as a first install finds it: reachable, nothing named like this stack's, Cluster
         # Autoscaler's Deployment at one replica.
         return {"reachable": True, "helmReleases": [], "crds": [],
-                "deployments": dict.fromkeys(args.get("deployments", []), 1)}
+                "deployments": dict.fromkeys(args.get("deployments", []), 1), OFFLINE_PLACEHOLDER: True}
     if token == CRDS_TOKEN:
         # A new cluster: none of the CRDs asked about (tests answer it with invoke_results for a cluster that
         # runs, say, the Prometheus Operator).
