@@ -49,7 +49,6 @@ INSTANCE_SIZE = f"{AWS_GROUP}/instance-size"
 INSTANCE_CPU = f"{AWS_GROUP}/instance-cpu"
 INSTANCE_MEMORY = f"{AWS_GROUP}/instance-memory"
 INSTANCE_HYPERVISOR = f"{AWS_GROUP}/instance-hypervisor"
-INSTANCE_GPU_COUNT = f"{AWS_GROUP}/instance-gpu-count"
 
 AWS_LABEL_KEYS = frozenset(f"{AWS_GROUP}/{name}" for name in (
     "instance-tenancy", "capacity-reservation-type", "capacity-reservation-id", "capacity-reservation-interruptible",

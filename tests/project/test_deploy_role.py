@@ -127,7 +127,8 @@ def test_roles_are_scoped_by_name_and_by_prefix_for_the_auto_named_ones() -> Non
     [roles] = [s for s in statements(policy) if s["Sid"] == "IamOnTheStacksRolesOnly"]
     names = {r.split(":role/", 1)[1] for r in roles["Resource"]}
     assert {"prod-karpenter-managed-nodes-us-east-1", "prod-karpenter-karpenter-node-us-east-1",
-            "prod-karpenter-karpenter-controller-us-east-1", "network-flow-logs-*", "cluster-eks-eksRole-role-*"} <= names
+            "prod-karpenter-karpenter-controller-us-east-1", "network-flow-logs-*",
+            "cluster-eks-eksRole-role-*"} <= names
     assert all(r.startswith(f"arn:aws:iam::{ACCOUNT}:role/") for r in roles["Resource"])
 
 

@@ -266,7 +266,7 @@ def test_the_readme_names_the_fetch_command() -> None:
     assert f"`{FETCH_UPSTREAM}`" in readme
     assert NO_SKIPS in readme
 
-# --- AWS access and runners (issue 10, item 11) ------------------------------------------------------------------
+# --- AWS access and runners ------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", FILES)
 def test_aws_access_is_oidc_only(name: str) -> None:
@@ -311,7 +311,7 @@ def test_readme_documents_the_runner_variables() -> None:
     for var in ("PULUMI_RUNNER", "PULUMI_RUNNER_PROD", "AWS_DEPLOY_ROLE_ARN", "AWS_PREVIEW_ROLE_ARN"):
         assert f"`{var}`" in readme, var
 
-# --- PR code never holds deploy credentials, and prod's preview waits for a reviewer (issue 22, point 7) ----------
+# --- PR code never holds deploy credentials, and prod's preview waits for a reviewer ----------
 
 def test_previews_assume_the_read_only_preview_role_never_the_deploy_role() -> None:
     text = (WORKFLOWS / "pr.yml").read_text()

@@ -23,9 +23,9 @@ import pulumi_kubernetes as k8s
 from eks_karpenter import tags
 from eks_karpenter.arns import EXAMPLE_ACCOUNT, REGION_KEY, example_account_issues
 from eks_karpenter.catalogue import admitted_for
+from eks_karpenter.catalogue.model import vcpu_hour_prices
 from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.running import locate_stack_file
-from eks_karpenter.labels import INSTANCE_CPU
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, pool_rights_issues, team_guardrails
 from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup, release_owner
@@ -544,9 +544,7 @@ def pool_prices(cfg: StackConfig, pool_manifests: dict[str, dict[str, Any]],
     out: dict[str, PoolPrice | None] = {}
     for pool in cfg.node_pools:
         admission = admitted_for(pool_manifests[pool.name], class_manifests.get(pool.node_class))
-        per_vcpu = [t.on_demand_hourly / int(t.labels[INSTANCE_CPU]) for t in admission.priced
-                    if t.on_demand_hourly is not None and t.labels.get(INSTANCE_CPU, "0").isdigit()
-                    and int(t.labels[INSTANCE_CPU]) > 0]
         cpu = pool.limits.get("cpu")
-        out[pool.name] = pool_price(per_vcpu, cpu_millis(cpu) / 1000 if cpu is not None else None)
+        limit = cpu_millis(cpu) / 1000 if cpu is not None else None
+        out[pool.name] = pool_price(vcpu_hour_prices(admission.types), limit)
     return out

@@ -182,11 +182,6 @@ class KubeApi:
         items: list[dict[str, Any]] = self._call(self.extensions.list_custom_resource_definition)["items"]
         return items
 
-    def list_nodepools(self) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = self._call(
-            self.custom.list_cluster_custom_object, KARPENTER_GROUP, KARPENTER_VERSION, "nodepools")["items"]
-        return items
-
     # --- nodes and Karpenter objects -----------------------------------------------------------------------
     def get_node(self, name: str) -> dict[str, Any] | None:
         node: dict[str, Any] | None = self._call(self.core.read_node, name, missing_ok=True)

@@ -1,4 +1,4 @@
-"""Pins checked at preview against the account's region (issue 23), before anything is registered.
+"""Pins checked at preview against the account's region, before anything is registered.
 
 With credentials (`pulumi preview`/`up`, `infra plan --live`) the program asks AWS whether what it pins exists for
 the cluster's Kubernetes minor; offline the plan engine's mocks answer (tools/engine/mocks.py), and tests answer

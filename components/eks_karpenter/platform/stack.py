@@ -9,10 +9,8 @@ the running program's entry: values from the Pulumi runtime, lines from the stac
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import json
-import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
@@ -22,16 +20,32 @@ from pulumi.runtime import config as _runtime_config
 from pydantic import Field, TypeAdapter, ValidationError
 
 from eks_karpenter.arns import allowed_accounts, region_issues
-from eks_karpenter.config.errors import ConfigError, Issue, KeyPath, issues_from_validation_error
+from eks_karpenter.config.errors import ConfigError, Issue, KeyPath, issues_from_validation_error, line_of
 from eks_karpenter.config.model import Model, aliases, build_validators, empty_dict
+from eks_karpenter.config.namespaces import (
+    AWS_NAMESPACE,
+    ENGINE_NAMESPACE,
+    PROJECT,
+    UNREAD_NAMESPACES,
+    in_namespace,
+    namespace_issues,
+    near_miss_namespace,
+)
 from eks_karpenter.config.running import locate_stack_file
-from eks_karpenter.config.stackfile import provider_config_keys, read_stack_file, suggest
+from eks_karpenter.config.stackfile import provider_config_keys, read_stack_file
 from eks_karpenter.platform.access.config import AccessConfig, Arn
 from eks_karpenter.platform.access.guardrails import pool_rights_issues
 from eks_karpenter.platform.access.plan import aws_provider_identity
-from eks_karpenter.platform.access.rules import provider_identity_issues, validate_access, with_provider_identity
+from eks_karpenter.platform.access.rules import (
+    deployer_issues,
+    provider_identity_issues,
+    team_namespace_issues,
+    validate_access,
+    with_provider_identity,
+)
 from eks_karpenter.platform.cluster.config import Cidr, ClusterConfig, ClusterName
 from eks_karpenter.platform.cluster.rules import (
+    addon_version_warnings,
     validate_cluster,
     validate_cluster_environment,
     validate_kubernetes_version,
@@ -56,15 +70,21 @@ from eks_karpenter.platform.nodepool.config import (
     default_node_classes,
     default_node_pools,
 )
+from eks_karpenter.platform.nodepool.crd_versions import validate_for_release
 from eks_karpenter.platform.nodepool.rules import validate_node_config
+from eks_karpenter.platform.nodepool.window_rules import window_warnings
 from eks_karpenter.platform.nth.config import NthConfig
-from eks_karpenter.platform.nth.rules import validate_nth
+from eks_karpenter.platform.nth.rules import validate_nth, validate_nth_for_cluster
 from eks_karpenter.platform.observability.config import ObservabilityConfig
 from eks_karpenter.platform.observability.rules import validate_observability
-from eks_karpenter.platform.version_rules import validate_kubernetes_for_karpenter, validate_node_class_amis
-from eks_karpenter.tags import TagKey, TagValue, reserved_tag_key
+from eks_karpenter.platform.observability.settings_rules import validate_observability_settings
+from eks_karpenter.platform.version_rules import (
+    validate_ami_release_dates,
+    validate_kubernetes_for_karpenter,
+    validate_node_class_amis,
+)
+from eks_karpenter.tags import TagKey, TagValue, reserved_tag_issues
 
-PROJECT = "eks-karpenter"
 REGION_KEY = "aws:region"
 
 
@@ -142,87 +162,9 @@ def _key(section: str, project: str = PROJECT) -> str:
     return f"{project}:{section}"
 
 
-# Namespaces: this project's own (every key checked, misspellings refused with the closest key), the AWS
-# provider's (the program uses the default AWS provider: its keys are checked too), the engine's `pulumi:` keys,
-# and everything else, which belongs to another provider or to the user's own program (`myplatform:slackChannel`,
-# `datadog:apiKey`): accepted untouched, for that program to read. Two namespaces are refused because this
-# program configures them elsewhere, and a namespace that is a near miss of this project's (`karpenter:`,
-# `eks_karpenter:`, or the library's default `eks-karpenter:` in a project of another name) is a typo whose keys
-# would silently be read by nothing.
-AWS_NAMESPACE, ENGINE_NAMESPACE = "aws", "pulumi"
-_UNREAD_NAMESPACES = {
-    "kubernetes": "the Kubernetes objects of this program use the cluster's own provider (built from the cluster "
-                  "this stack creates or adopts), never the default one these keys configure",
-    "eks": "pulumi-eks has no provider configuration; cluster settings go under {project}:cluster",
-}
-
-
-def _canonical(namespace: str) -> str:
-    return namespace.lower().replace("_", "-").replace(".", "-")
-
-
-_OUR_KEY = re.compile(rf"\b{re.escape(PROJECT)}:(?!team:|index:)(?=[A-Za-z])")
-"""A stack-file key of the library's default namespace in prose (`eks-karpenter:nodeClasses`), not an RBAC group
-(`eks-karpenter:team:<name>`) or a component type token (`eks-karpenter:index:Cluster`)."""
-
-
-def in_namespace(text: str, project: str) -> str:
-    """`text` with the library's stack-file keys in `project`'s namespace: messages and the schema name the keys
-    as the project's stack file spells them."""
-    return text if project == PROJECT else _OUR_KEY.sub(f"{project}:", text)
-
-
-def near_miss_namespace(namespace: str, project: str = PROJECT) -> bool:
-    """Whether `namespace` (not `project` itself) reads as a misspelling of `project`'s config namespace: the
-    same up to case and `-`/`_`, close by edit ratio, one of its words (`karpenter` in `eks-karpenter`), or the
-    library's default namespace (and its near misses) in a project of another name."""
-    if namespace == project:
-        return False
-    ours, theirs = _canonical(project), _canonical(namespace)
-    if theirs == ours or difflib.SequenceMatcher(None, theirs, ours).ratio() >= 0.8:
-        return True
-    if len(theirs) >= 4 and theirs in ours.split("-"):
-        return True
-    return namespace == PROJECT or (project != PROJECT and near_miss_namespace(namespace, PROJECT))
-
-
-def namespace_issues(config: Mapping[str, str], project: str = PROJECT) -> list[Issue]:
-    """Keys that would be read by nothing: unknown keys of this project or of `aws:`, keys of a near miss of this
-    project's namespace, and `kubernetes:`/`eks:` keys. Other namespaces are accepted (another provider's, the
-    user's own). Each refusal names the closest valid key (`karpenter:nodePools` -> `eks-karpenter:nodePools`)."""
-    known = [f"{project}:{s}" for s in SECTIONS]
-    aws = sorted(f"{AWS_NAMESPACE}:{k}" for k in provider_config_keys("pulumi_aws")) or [REGION_KEY]
-    issues: list[Issue] = []
-    for key in sorted(config):
-        namespace, _, name = key.partition(":")
-        if namespace == ENGINE_NAMESPACE or key in known or key in aws:
-            continue
-        if namespace == project:
-            message = f"unknown key{suggest(key, known)}; known keys: {', '.join(sorted(known))}"
-        elif namespace == AWS_NAMESPACE:
-            message = f"the AWS provider has no such config key{suggest(key, aws)}"
-        elif namespace in _UNREAD_NAMESPACES or near_miss_namespace(namespace, project):
-            same_name = [k for k in known if k.endswith(f":{name}")]
-            hint = f": did you mean `{same_name[0]}`?" if same_name else suggest(key, known + aws)
-            why = _UNREAD_NAMESPACES.get(namespace, f"this project's config namespace is `{project}:`, and nothing "
-                                         f"reads `{namespace}:`").format(project=project)
-            message = f"key is read by nothing{hint} ({why})"
-        else:
-            continue  # another provider's or the user's own namespace: theirs to read
-        issues.append(Issue((key,), message, _decoded(config[key])))
-    return issues
-
-
-def _decoded(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return text
-
-
 def raw_sections(config: Mapping[str, str], project: str = PROJECT) -> tuple[dict[str, Any], list[Issue]]:
     """Decode the project's keys from Pulumi's flat config (values are strings; objects are JSON text)."""
-    issues = namespace_issues(config, project)
+    issues = namespace_issues(config, [f"{project}:{s}" for s in SECTIONS], REGION_KEY, project)
     raw: dict[str, Any] = {}
     for section in SECTIONS:
         text = config.get(f"{project}:{section}")
@@ -236,11 +178,14 @@ def raw_sections(config: Mapping[str, str], project: str = PROJECT) -> tuple[dic
 
 
 def load_stack_config(config: Mapping[str, str], source: str, project: str = PROJECT,
-                      lines: Mapping[KeyPath, int] | None = None, today: date | None = None) -> StackConfig:
+                      lines: Mapping[KeyPath, int] | None = None, today: date | None = None,
+                      warnings: list[str] | None = None) -> StackConfig:
     """Validate a stack's config. Raises one `ConfigError` listing every problem, naming `source` (and, with
     `lines` from the stack file, the line of each problem).
 
-    `today` (default: the current UTC date) decides which Kubernetes versions are in EKS support.
+    `today` (default: the current UTC date) decides which Kubernetes versions are in EKS support. `warnings`,
+    when given, receives what is legal but almost surely unintended, one line each naming the file, the line
+    and the key path (`stack_warnings`), for a valid config only.
 
     Each section is parsed on its own, so the rules of the sections that parsed still run (and report) when
     another section has a type error.
@@ -294,6 +239,9 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     if issues:
         raise ConfigError(source, [dataclasses.replace(i, message=in_namespace(i.message, project))
                                    for i in issues], lines)
+    if warnings is not None:
+        warnings += [dataclasses.replace(w, message=in_namespace(w.message, project)).render(
+            source, line_of(lines or {}, w.path)) for w in stack_warnings(cfg, project)]
     # Every section was validated on its own above, and the defaults are the models' own (a test validates each):
     # re-validating the whole would only build StackConfig's own validator, a fifth of a cold validation's cost.
     return cfg
@@ -385,82 +333,162 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
     Sections named in `failed` did not parse (they hold defaults in `cfg`): rules that read them are skipped,
     since those sections already have errors of their own and defaults would only add misleading ones
     (`region` in `failed`: `aws:region` is missing or malformed). `accounts` are `aws:allowedAccountIds`: ARNs
-    must point into them when given.
+    must point into them when given. The rules themselves live in each concern's `rules.py`; this only says
+    which sections each reads.
     """
-    def at(section: str) -> KeyPath:
-        return (_key(section, project),)
+    checking = _Checking(project, failed, accounts, today or datetime.now(UTC).date())
+    return [issue for check in _CHECKS for issue in check(cfg, checking)]
 
-    def ok(*sections: str) -> bool:
-        return not failed.intersection(sections)
 
+@dataclasses.dataclass(frozen=True)
+class _Checking:
+    """What every whole-stack check needs besides the config: where sections are, and which did not parse."""
+
+    project: str
+    failed: frozenset[str]
+    accounts: tuple[str, ...]
+    today: date
+
+    def at(self, section: str) -> KeyPath:
+        return (_key(section, self.project),)
+
+    def ok(self, *sections: str) -> bool:
+        return not self.failed.intersection(sections)
+
+    def region(self, cfg: StackConfig) -> str | None:
+        return cfg.region if self.ok("region") else None
+
+
+def _network_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("network"):
+        return []
+    issues = validate_network(cfg.network, c.region(cfg), c.at("network"))
+    if c.ok("cluster"):
+        issues += validate_network_for_cluster(cfg.network, cfg.cluster.existing, c.at("network"))
+    return issues
+
+
+def _cluster_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
     issues: list[Issue] = []
-    region = cfg.region if ok("region") else None
-    if ok("network"):
-        issues += validate_network(cfg.network, region, at("network"))
-        if ok("cluster"):
-            issues += validate_network_for_cluster(cfg.network, cfg.cluster.existing, at("network"))
-    if ok("cluster", "protect"):
-        issues += validate_cluster(cfg.cluster, at("cluster"), cfg.protect)
-    if ok("cluster"):
-        issues += validate_kubernetes_version(cfg.cluster, at("cluster"), today or datetime.now(UTC).date())
-        if ok("node_classes") and not cfg.cluster.existing:
-            issues += validate_node_class_amis(cfg.cluster.version, cfg.node_classes, at("nodeClasses"))
-        issues += validate_cluster_environment(cfg.cluster, region, accounts, at("cluster"))
-    if ok("cluster", "karpenter") and not cfg.cluster.existing:  # an adopted cluster is checked at its look-up
-        issues += validate_kubernetes_for_karpenter(cfg.cluster.version, cfg.karpenter.version, at("cluster"))
-    if ok("karpenter"):
-        issues += validate_karpenter(cfg.karpenter, at("karpenter"))
-        issues += validate_karpenter_environment(cfg.karpenter, region, accounts, at("karpenter"))
-        if ok("cluster") and not cfg.cluster.existing:
-            issues += validate_karpenter_placement(
-                cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=at("karpenter"))
-        elif ok("cluster"):
-            issues += validate_adopted_placement(cfg.karpenter, at("karpenter"))
-    if cfg.migration is not None and ok("migration", "cluster", "karpenter"):
-        issues += validate_migration(cfg.migration, existing_cluster=cfg.cluster.existing, karpenter=cfg.karpenter,
-                                     at=at("migration"), at_karpenter=at("karpenter"))
-    if ok("node_termination_handler", "interruption", "cluster"):
-        issues += validate_nth(
-            cfg.node_termination_handler, spot_node_groups=len(cfg.cluster.spot_node_groups),
-            karpenter_interruption_enabled=cfg.interruption.enabled,
-            at=at("nodeTerminationHandler"), at_cluster_groups=at("cluster") + ("spotNodeGroups",))
-    if ok("observability"):
-        issues += validate_observability(cfg.observability, at("observability"))
-    if ok("node_pools", "node_classes", "network", "interruption"):
-        issues += validate_node_config(
-            cfg.node_pools, cfg.node_classes, zones=cfg.network.zones,
-            interruption_handled=cfg.interruption.enabled or
-            cfg.interruption.acknowledge_spot_without_interruption_handling,
-            at_pools=at("nodePools"), at_classes=at("nodeClasses"))
-    if ok("access"):
-        issues += validate_access(cfg.access, at("access"), cfg.region)
-    if ok("access", "cluster") and not cfg.cluster.existing and not cfg.access.deployers:
-        issues.append(Issue(at("access") + ("deployers",), "required for a cluster this stack creates: EKS gives its "
-                            "creator no access entry here (bootstrapClusterCreatorAdminPermissions is off), so "
-                            "list every identity that runs `pulumi up` or `pulumi preview` (your SSO role for a "
-                            "laptop, the CI deploy role, the PR preview role; docs/deploy.md)", None,
-                            has_value=False))
-    if ok("access", "cluster"):
-        issues += pool_rights_issues(cfg.access.teams, cfg.cluster.version, at("access"))
-    if ok("access", "karpenter", "node_termination_handler"):
+    if c.ok("cluster", "protect"):
+        issues += validate_cluster(cfg.cluster, c.at("cluster"), cfg.protect)
+    if c.ok("cluster"):
+        issues += validate_kubernetes_version(cfg.cluster, c.at("cluster"), c.today)
+        if c.ok("node_classes") and not cfg.cluster.existing:
+            issues += validate_node_class_amis(cfg.cluster.version, cfg.node_classes, c.at("nodeClasses"))
+        issues += validate_cluster_environment(cfg.cluster, c.region(cfg), c.accounts, c.at("cluster"))
+    if c.ok("cluster", "karpenter") and not cfg.cluster.existing:  # an adopted cluster is checked at its look-up
+        issues += validate_kubernetes_for_karpenter(cfg.cluster.version, cfg.karpenter.version, c.at("cluster"))
+    return issues
+
+
+def _karpenter_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("karpenter"):
+        return []
+    issues = validate_karpenter(cfg.karpenter, c.at("karpenter"))
+    issues += validate_karpenter_environment(cfg.karpenter, c.region(cfg), c.accounts, c.at("karpenter"))
+    if c.ok("cluster") and not cfg.cluster.existing:
+        issues += validate_karpenter_placement(
+            cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=c.at("karpenter"),
+            system_node_labels=cfg.cluster.system_node_group.labels)
+    elif c.ok("cluster"):
+        issues += validate_adopted_placement(cfg.karpenter, c.at("karpenter"))
+    return issues
+
+
+def _migration_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if cfg.migration is None or not c.ok("migration", "cluster", "karpenter"):
+        return []
+    return validate_migration(cfg.migration, existing_cluster=cfg.cluster.existing, karpenter=cfg.karpenter,
+                              at=c.at("migration"), at_karpenter=c.at("karpenter"))
+
+
+def _nth_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("node_termination_handler", "interruption", "cluster"):
+        return []
+    return validate_nth(
+        cfg.node_termination_handler, spot_node_groups=len(cfg.cluster.spot_node_groups),
+        karpenter_interruption_enabled=cfg.interruption.enabled,
+        at=c.at("nodeTerminationHandler"), at_cluster_groups=c.at("cluster") + ("spotNodeGroups",))
+
+
+def _node_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("node_pools", "node_classes", "network", "interruption"):
+        return []
+    return validate_node_config(
+        cfg.node_pools, cfg.node_classes, zones=cfg.network.zones,
+        interruption_handled=cfg.interruption.enabled or
+        cfg.interruption.acknowledge_spot_without_interruption_handling,
+        at_pools=c.at("nodePools"), at_classes=c.at("nodeClasses"))
+
+
+def _access_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("access"):
+        return []
+    issues = validate_access(cfg.access, c.at("access"), cfg.region)
+    if c.ok("cluster"):
+        issues += deployer_issues(cfg.access, cluster_created=not cfg.cluster.existing, at=c.at("access"))
+        issues += pool_rights_issues(cfg.access.teams, cfg.cluster.version, c.at("access"))
+    if c.ok("karpenter", "node_termination_handler"):
         platform = {cfg.karpenter.namespace: "karpenter.namespace"}
         if cfg.node_termination_handler.enabled:
             platform.setdefault(cfg.node_termination_handler.namespace, "nodeTerminationHandler.namespace")
-        for t, team in enumerate(cfg.access.teams):
-            for n, namespace in enumerate(team.namespaces):
-                if namespace in platform:
-                    issues.append(Issue(at("access") + ("teams", t, "namespaces", n), "the platform's own "
-                                        f"namespace ({platform[namespace]}): give the team its own", namespace))
-    if ok("node_classes"):
-        issues += validate_node_class_environment(cfg.node_classes, region, accounts, at("nodeClasses"))
-    if ok("permissions_boundary") and cfg.permissions_boundary is not None:
-        issues += permissions_boundary_issues(cfg.permissions_boundary, at("permissionsBoundary"), region, accounts)
-    if ok("tags"):
-        for key, value in cfg.tags.items():
-            if reserved_tag_key(key):
-                issues.append(Issue(at("tags") + (key,), "reserved tag key: discovery and ownership tags are set "
-                                    "by this library", value))
+        issues += team_namespace_issues(cfg.access.teams, platform, c.at("access"))
     return issues
+
+
+def _node_class_environment_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("node_classes"):
+        return []
+    return validate_node_class_environment(cfg.node_classes, c.region(cfg), c.accounts, c.at("nodeClasses"))
+
+
+def _permissions_boundary_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("permissions_boundary") or cfg.permissions_boundary is None:
+        return []
+    return permissions_boundary_issues(cfg.permissions_boundary, c.at("permissionsBoundary"), c.region(cfg),
+                                       c.accounts)
+
+
+def _observability_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    return validate_observability(cfg.observability, c.at("observability")) if c.ok("observability") else []
+
+
+def _release_and_mode_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    """Rules relating a section to the Karpenter release, the spot groups, the region and the date: pools and
+    classes valid for the selected release, AMI releases that exist, a handler for every spot group,
+    observability settings the chosen mode reads."""
+    issues: list[Issue] = []
+    if c.ok("node_classes"):
+        issues += validate_ami_release_dates(cfg.node_classes, c.today, c.at("nodeClasses"))
+    if c.ok("karpenter", "node_pools", "node_classes"):
+        issues += validate_for_release(cfg.karpenter.version, cfg.node_pools, cfg.node_classes,
+                                       at_pools=c.at("nodePools"), at_classes=c.at("nodeClasses"))
+    if c.ok("node_termination_handler", "cluster"):
+        issues += validate_nth_for_cluster(cfg.node_termination_handler, cfg.cluster.spot_node_groups,
+                                           created_cluster=not cfg.cluster.existing, at=c.at("nodeTerminationHandler"))
+    if c.ok("observability"):
+        issues += validate_observability_settings(cfg.observability, region=c.region(cfg), accounts=c.accounts,
+                                                  at=c.at("observability"))
+    return issues
+
+
+def _tag_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    return reserved_tag_issues(cfg.tags, c.at("tags")) if c.ok("tags") else []
+
+
+_CHECKS = (_network_checks, _cluster_checks, _karpenter_checks, _migration_checks, _nth_checks, _node_checks,
+           _access_checks, _node_class_environment_checks, _permissions_boundary_checks, _observability_checks,
+           _release_and_mode_checks, _tag_checks)
+"""The whole stack's checks, in the order their issues are reported."""
+
+
+def stack_warnings(cfg: StackConfig, project: str = PROJECT) -> list[Issue]:
+    """What a valid config holds that is legal but almost surely unintended, with the key path to look at."""
+    def at(section: str) -> KeyPath:
+        return (_key(section, project),)
+
+    return [*addon_version_warnings(cfg.cluster, at("cluster")), *window_warnings(cfg.node_pools, at("nodePools"))]
 
 
 def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
@@ -477,7 +505,7 @@ def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
     # The schema refuses the near misses it can spell out (see `near_miss_namespace` for the rest).
     near = {n for p in {project, PROJECT} for n in (p, p.replace("-", "_"), *(w for w in p.split("-") if len(w) >= 4))
             if near_miss_namespace(n, project) or n == project}
-    refused = "|".join(n.replace(".", "\\.") for n in sorted({*near, AWS_NAMESPACE, *_UNREAD_NAMESPACES}))
+    refused = "|".join(n.replace(".", "\\.") for n in sorted({*near, AWS_NAMESPACE, *UNREAD_NAMESPACES}))
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"{project} stack file (stacks/Pulumi.<stack>.yaml)",
@@ -519,10 +547,14 @@ def read_stack_config() -> StackConfig:
     if file is not None and file.issues:
         raise file.error()
     lines = file.lines if file is not None else None
+    warnings: list[str] = []
     try:
-        return load_stack_config(flat, source, project=project, lines=lines)
+        cfg = load_stack_config(flat, source, project=project, lines=lines, warnings=warnings)
     except ConfigError:
         raise
     except Exception as exc:  # a bug of ours must still read as one clean error, never a traceback
         raise ConfigError(source, [Issue((), f"could not be validated ({type(exc).__name__}: {exc}); please "
                                          "report this", None, False)], lines) from None
+    for warning in warnings:
+        pulumi.log.warn(warning)
+    return cfg

@@ -26,7 +26,7 @@ from eks_karpenter.tools.engine import PlanDocument, PlanError, plan_with_refere
 from eks_karpenter.tools.engine.mocks import PlanReferenceError
 from eks_karpenter.tools.engine.render import render_markdown, render_tree, write_artifacts
 from eks_karpenter.tools.project import DEFAULTS as DEFAULTS  # a wrapper sets them here (python -m infra)
-from eks_karpenter.tools.project import load_project, program_root, shown, validated_stack_config
+from eks_karpenter.tools.project import load_project, program_root, validated_stack_config
 from eks_karpenter.tools.smoke import cli as smoke
 
 
@@ -183,6 +183,16 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     pack.add_argument("--virtualenv", metavar="PATH", help="the pack's Python virtualenv, relative to DIR "
                       "(default: none, the `python3` on PATH runs it)")
 
+    _add_analysis_parsers(sub)
+    smoke.add_parser(sub)
+    from eks_karpenter.tools import pins
+
+    pins.add_parser(sub)
+    return parser
+
+
+def _add_analysis_parsers(sub: Any) -> None:
+    """The commands that compare, convert, price and simulate: diff, import-legacy, cost, simulate."""
     diff = sub.add_parser("diff", help="compare two plans: two `plan --format json` files, a stack at a git ref "
                                        "with the working tree, or a stack with the installed library and a "
                                        "candidate one; each side planned with its own code; prints Markdown")
@@ -228,12 +238,6 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
                           help="instance type of the fixed node group to compare with (default: m5.large)")
     simulate.add_argument("--format", choices=("text", "markdown", "json"), default="text")
 
-    smoke.add_parser(sub)
-    from eks_karpenter.tools import pins
-
-    pins.add_parser(sub)
-    return parser
-
 
 def cmd_plan(args: argparse.Namespace) -> int:
     _check_stack(args.stack)
@@ -266,7 +270,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def _namespace(args: argparse.Namespace) -> str:
     """The config namespace: the name of the project `--program` (else the wrapper's default, else the current
     directory) names; `eks-karpenter` outside any project."""
-    from eks_karpenter.platform.stack import PROJECT
+    from eks_karpenter.config.namespaces import PROJECT
     from eks_karpenter.tools.engine.runner import ProgramProject
 
     root = _program(args)
@@ -438,7 +442,7 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
     except LegacyImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    from eks_karpenter.platform.stack import in_namespace
+    from eks_karpenter.config.namespaces import in_namespace
 
     for note in conversion.notes:
         print(f"note: {in_namespace(note, _namespace(args))}", file=sys.stderr)
@@ -457,11 +461,11 @@ def _legacy_target(args: argparse.Namespace) -> str:
         return str(args.kubernetes_version)
     if not args.stack:
         return versions.KUBERNETES_VERSION
-    from eks_karpenter.tools.engine.runner import ProgramProject, read_flat_config
+    from eks_karpenter.tools.engine.runner import ProgramProject, flat_config
 
     _check_stack(args.stack)
     project = ProgramProject.load(_program(args).resolve())
-    flat = read_flat_config(project.stack_file(args.stack), project.name)
+    flat = flat_config(project, args.stack)
     try:
         cluster = json.loads(flat.get(f"{project.name}:cluster", "{}"))
     except ValueError:
@@ -479,14 +483,14 @@ def cmd_cost(args: argparse.Namespace) -> int:
     from eks_karpenter.tools.cost.live import LiveError, fetch_live_prices
     from eks_karpenter.tools.cost.report import render_markdown as cost_markdown
     from eks_karpenter.tools.cost.report import render_text
-    from eks_karpenter.tools.engine.runner import read_flat_config
+    from eks_karpenter.tools.engine.runner import flat_config
 
     _check_stack(args.stack)
     project = load_project(args.program)
     stack_file = project.stack_file(args.stack)
-    flat = read_flat_config(stack_file, project.name)
+    flat = flat_config(project, args.stack)
     if f"{project.name}:cluster" in flat:  # a platform stack of this library: priced from its validated config
-        inputs = inputs_from_config(load_stack_config(flat, shown(stack_file, project.root), project=project.name))
+        inputs = inputs_from_config(load_stack_config(flat, project.shown(stack_file), project=project.name))
     else:  # another program (a consumer): its NodePools and priced resources, from its offline plan
         doc = _plan(args, args.stack)
         inputs = inputs_from_plan(doc.resources, flat.get("aws:region", "us-east-1"))

@@ -1,5 +1,5 @@
 """The Cluster Autoscaler hand-off on the brownfield stack, phase by phase: what each phase registers, the diff
-from the phase before (and back, for a rollback), and the rules that refuse a wrong step (issue 24)."""
+from the phase before (and back, for a rollback), and the rules that refuse a wrong step."""
 
 from __future__ import annotations
 

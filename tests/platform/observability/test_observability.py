@@ -137,7 +137,7 @@ def test_schema_refuses_a_bad_rule() -> None:
         jsonschema.Draft7Validator(PROMETHEUS_RULE_SCHEMA).validate(rule)
 
 
-def test_alerts_cover_what_the_issue_names() -> None:
+def test_alerts_cover_controller_launch_limit_and_pending_pod_failures() -> None:
     by_name = {a.name: a for a in alerts(ObservabilityConfig(pending_pods_minutes=7, limit_usage_percent=80))}
     assert {"KarpenterControllerDown", "KarpenterNoLeader", "KarpenterNodePoolNearLimit",
             "KarpenterNodeClaimsNotLaunched", "KarpenterNodeClaimsNotRegistered", "KarpenterEC2NodeClassNotReady",

@@ -1,5 +1,5 @@
 """The preflight of an adopted cluster: every failure refuses the plan with its message, before anything is
-registered (issue 24). The look-ups are answered by the offline plan's mocks; each test changes one answer."""
+registered. The look-ups are answered by the offline plan's mocks; each test changes one answer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cluster's Kubernetes minor within the Karpenter release's compatibility matrix (issue 23): from the stack
+"""The cluster's Kubernetes minor within the Karpenter release's compatibility matrix: from the stack
 file for a created cluster, from the `eks:getCluster` look-up for an adopted one, before anything is registered."""
 
 from __future__ import annotations

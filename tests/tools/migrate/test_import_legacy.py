@@ -378,8 +378,8 @@ def test_subnet_and_security_group_selectors() -> None:
 
 
 def test_aws_ids_with_the_double_colon_spelling() -> None:
-    cls = class_of(provisioner(), template(subnetSelector={"aws::ids": "subnet-1a, subnet-2b"}))
-    assert cls["subnetSelectorTerms"] == [{"id": "subnet-1a"}, {"id": "subnet-2b"}]
+    cls = class_of(provisioner(), template(subnetSelector={"aws::ids": "subnet-0a1b2c3d, subnet-0e5f6a7b"}))
+    assert cls["subnetSelectorTerms"] == [{"id": "subnet-0a1b2c3d"}, {"id": "subnet-0e5f6a7b"}]
 
 
 @pytest.mark.parametrize(("selector", "fragment"), [
@@ -418,14 +418,14 @@ def test_ami_selector_one_term_per_owner_and_v1alpha1_default_owners() -> None:
 
 
 def test_ami_selector_ids() -> None:
-    cls = class_of(provisioner(), template(amiFamily="Custom", amiSelector={"aws::ids": "ami-0abc,ami-0def"}))
-    assert cls["amiSelectorTerms"] == [{"id": "ami-0abc"}, {"id": "ami-0def"}]
+    cls = class_of(provisioner(), template(amiFamily="Custom", amiSelector={"aws::ids": "ami-0abc1234,ami-0def5678"}))
+    assert cls["amiSelectorTerms"] == [{"id": "ami-0abc1234"}, {"id": "ami-0def5678"}]
     assert cls["amiFamily"] == "Custom"
     assert "blockDeviceMappings" not in cls  # Custom AMIs bring their own disks
 
 
 @pytest.mark.parametrize(("selector", "fragment"), [
-    ({"aws::ids": "ami-0abc", "aws::name": "x"}, "aws::ids cannot be combined"),
+    ({"aws::ids": "ami-0abc1234", "aws::name": "x"}, "aws::ids cannot be combined"),
     ({"aws::owners": "self"}, "aws::owners alone"),
     ({"aws-ids": "i-123"}, "not AMI ids"),
 ])
@@ -725,7 +725,7 @@ def test_edge_case_manifests_pass_the_v1_crds(case: str) -> None:
     windows = [{"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]
     objects = {
         "neither": (provisioner(), template()),
-        "ami-ids": (provisioner(), template(amiFamily="Custom", amiSelector={"aws::ids": "ami-0abc"})),
+        "ami-ids": (provisioner(), template(amiFamily="Custom", amiSelector={"aws::ids": "ami-0abc1234"})),
         "al2023": (provisioner(), template(amiFamily="AL2023")),
         "windows": (provisioner(requirements=windows), template(amiFamily="Windows2019")),
         "split-kubelet": (provisioner("a"), provisioner("b", kubeletConfiguration={"maxPods": 20}), template()),
@@ -831,7 +831,7 @@ def test_cli_help_lists_the_subcommand() -> None:
     assert "import-legacy" in result.stdout
 
 
-# --- the stack's Kubernetes version: AL2 has no AMIs from 1.33 on (issue 24) ----------------------------------
+# --- the stack's Kubernetes version: AL2 has no AMIs from 1.33 on ----------------------------------
 
 NO_FAMILY = ("workshop-default.yaml", "cas-era-no-ami-family.yaml")
 
@@ -906,6 +906,7 @@ def test_converted_objects_for_1_35_pass_the_v1_crds_and_cel_rules() -> None:
         assert validate_object(obj) == [], obj["metadata"]["name"]
 
 
+@pytest.mark.slow
 def test_cli_takes_the_version_from_the_stack() -> None:
     files = [f"tests/fixtures/legacy/{n}" for n in NO_FAMILY]
     result = run_cli(*files, "--stack", "brownfield", version=None)
@@ -916,12 +917,14 @@ def test_cli_takes_the_version_from_the_stack() -> None:
     assert old.returncode == 0 and "alias: al2@latest" in old.stdout
 
 
+@pytest.mark.slow
 def test_cli_refuses_an_unknown_version() -> None:
     result = run_cli("tests/fixtures/legacy/workshop-default.yaml", version="1.20")
     assert result.returncode == 1
     assert result.stderr.startswith("error: --kubernetes-version 1.20: one of 1.29,")
 
 
+@pytest.mark.slow
 def test_config_output_uses_the_projects_namespace(tmp_path: Path) -> None:
     """From a project of another name the snippet (and its notes) use that project's namespace: it pastes into
     that project's stack file as it is."""

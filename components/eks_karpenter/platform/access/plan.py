@@ -130,17 +130,6 @@ def access_entries(cfg: AccessConfig) -> list[PlannedEntry]:
     return out
 
 
-def caller_role_arn(caller_arn: str) -> str | None:
-    """The IAM role behind an STS caller ARN (`...:assumed-role/<name>/<session>` -> `...:role/<name>`).
-
-    The role's path is not in an assumed-role ARN, so callers compare by account and name only.
-    """
-    match = re.fullmatch(r"arn:([^:]+):sts::([0-9]{12}):assumed-role/([^/]+)/.+", caller_arn)
-    if not match:
-        return None
-    return f"arn:{match[1]}:iam::{match[2]}:role/{match[3]}"
-
-
 DEPLOYER_POLICIES: dict[str, Literal["clusterAdmin", "adminView"]] = {"deploy": "clusterAdmin",
                                                                        "preview": "adminView"}
 """A deployer's role -> its access policy (cluster scope)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import date
 
 from eks_karpenter import versions
@@ -19,19 +20,29 @@ _CREATE_ONLY = ("version", "upgrade_policy", "authentication_mode", "endpoint_pr
 
 
 def validate_cluster(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[Issue]:
-    issues: list[Issue] = []
-    alias = aliases(ClusterConfig)
+    """The cluster section's own rules: create-only keys on an adopted cluster; authentication, endpoint,
+    protection and node group rules on a created one."""
     if cfg.existing:
-        for name in _CREATE_ONLY:
-            if cfg.is_set(name):
-                issues.append(Issue(at + (alias[name],), "does not apply to an existing cluster (existing: "
-                                    "true); this stack does not manage the cluster itself",
-                                    cfg.written(name)))
-        ids = cfg.node_security_group_ids
-        for i, sg in enumerate(ids):
-            if ids.index(sg) != i:
-                issues.append(Issue(at + ("nodeSecurityGroupIds", i), "listed twice", sg))
-        return issues
+        return _adopted_cluster_issues(cfg, at)
+    return [*_created_only_issues(cfg, at), *_authentication_issues(cfg, at), *_endpoint_issues(cfg, at),
+            *_api_access_issues(cfg, at + ("apiAccess",), protected), *_protection_issues(cfg, at, protected),
+            *_node_group_issues(cfg, at)]
+
+
+def _adopted_cluster_issues(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
+    """An adopted cluster (existing: true): keys that only shape a created one, and repeated security groups."""
+    alias = aliases(ClusterConfig)
+    issues = [Issue(at + (alias[name],), "does not apply to an existing cluster (existing: true); this stack does "
+                    "not manage the cluster itself", cfg.written(name)) for name in _CREATE_ONLY if cfg.is_set(name)]
+    ids = cfg.node_security_group_ids
+    issues += [Issue(at + ("nodeSecurityGroupIds", i), "listed twice", sg)
+               for i, sg in enumerate(ids) if ids.index(sg) != i]
+    return issues
+
+
+def _created_only_issues(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
+    """Keys that only apply to an adopted cluster."""
+    issues = []
     if cfg.node_security_group_ids:
         issues.append(Issue(at + ("nodeSecurityGroupIds",), "only applies to an existing cluster (existing: true): "
                             "a created cluster's nodes all share its cluster security group",
@@ -39,12 +50,24 @@ def validate_cluster(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[I
     if cfg.is_set("preflight"):
         issues.append(Issue(at + ("preflight",), "only applies to an existing cluster (existing: true): a cluster "
                             "this stack creates has nothing installed to check", cfg.preflight))
+    return issues
+
+
+def _authentication_issues(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
+    """aws-auth is kept alive only on an explicit opt-in, and the opt-in only means something beside it."""
+    issues = []
     if cfg.authentication_mode == "API_AND_CONFIG_MAP" and not cfg.aws_auth_compatibility:
         issues.append(Issue(at + ("authenticationMode",), "API_AND_CONFIG_MAP keeps the aws-auth ConfigMap "
                             "alive; set awsAuthCompatibility: true to opt in explicitly", cfg.authentication_mode))
     if cfg.aws_auth_compatibility and cfg.authentication_mode == "API":
         issues.append(Issue(at + ("awsAuthCompatibility",), "aws-auth is ignored in API mode; set "
                             "authenticationMode: API_AND_CONFIG_MAP or drop this", True))
+    return issues
+
+
+def _endpoint_issues(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
+    """The API endpoint: reachable at all, by whom, and the keys that only apply to one kind of endpoint."""
+    issues = []
     if not cfg.endpoint_private_access and not cfg.endpoint_public_access:
         issues.append(Issue(at + ("endpointPrivateAccess",), "at least one of endpointPrivateAccess and "
                             "endpointPublicAccess must be true", False))
@@ -64,6 +87,12 @@ def validate_cluster(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[I
     if cfg.api_access.sources and not cfg.endpoint_private_access:
         issues.append(Issue(at + ("apiAccess",), "admits sources to the private endpoint, which "
                             "endpointPrivateAccess: false turns off", cfg.written("api_access")))
+    return issues
+
+
+def _protection_issues(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[Issue]:
+    """A protected (production) cluster: no endpoint open to the internet, secrets encrypted with KMS."""
+    issues = []
     if protected and OPEN_CIDR in cfg.public_access_cidrs:
         issues.append(Issue(at + ("publicAccessCidrs",), "a protected (production) cluster's public endpoint "
                             "may not be open to the internet: list your CIDRs or use the private endpoint",
@@ -73,12 +102,16 @@ def validate_cluster(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[I
                             "secrets with KMS", False))
     if cfg.kms_key_arn and not cfg.secrets_encryption:
         issues.append(Issue(at + ("kmsKeyArn",), "only applies with secretsEncryption: true", cfg.kms_key_arn))
+    return issues
 
+
+def _node_group_issues(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
+    """The system node group's sizes, and each spot node group's name, instance types and sizes."""
+    issues = []
     group = cfg.system_node_group
-    gpath = at + ("systemNodeGroup",)
     if not group.min_size <= group.desired_size <= group.max_size:
-        issues.append(Issue(gpath + ("desiredSize",), f"must be between minSize ({group.min_size}) and maxSize "
-                            f"({group.max_size})", group.desired_size))
+        issues.append(Issue(at + ("systemNodeGroup", "desiredSize"), f"must be between minSize ({group.min_size}) "
+                            f"and maxSize ({group.max_size})", group.desired_size))
     names = [g.name for g in cfg.spot_node_groups]
     for i, g in enumerate(cfg.spot_node_groups):
         spath = at + ("spotNodeGroups", i)
@@ -96,6 +129,52 @@ def validate_cluster(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[I
             issues.append(Issue(spath + ("desiredSize",), f"must be between minSize ({g.min_size}) and "
                                 f"maxSize ({g.max_size})", g.desired_size))
     return issues
+
+
+def _api_access_issues(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[Issue]:
+    """Sources of the private endpoint that open it to the internet, or that can never reach it."""
+    issues: list[Issue] = []
+    cidrs = cfg.api_access.cidrs
+    for i, cidr in enumerate(cidrs):
+        if protected and ipaddress.ip_network(cidr).prefixlen == 0:
+            issues.append(Issue(at + ("cidrs", i), "admits the whole internet on tcp/443 to the cluster security "
+                                "group, which the control plane and every node share; a protected (production) "
+                                "stack may not: list the networks `pulumi up` runs from", cidr))
+    private_only = cfg.endpoint_private_access and not cfg.endpoint_public_access
+    if private_only and cidrs and not cfg.api_access.security_group_ids and all(
+            ipaddress.ip_network(c).is_global for c in cidrs):
+        issues.append(Issue(at + ("cidrs",), "every source is a public address, but the endpoint is private-only: "
+                            "it answers inside the VPC (and networks routed to it), where traffic from a public "
+                            "address never arrives, so `pulumi up` could not reach it. List the private range "
+                            "the deployers come from (a runner's subnet, a VPN), or set endpointPublicAccess: true "
+                            "with publicAccessCidrs for a public address", cidrs))
+    return issues
+
+
+def addon_version_warnings(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
+    """Add-on overrides that may not exist for the cluster's Kubernetes minor, where the version alone cannot
+    say (kube-proxy's carries the minor and is refused instead): a vpc-cni or CoreDNS build whose minor is two
+    or more away from this library's pin for the cluster's minor belongs to another era of EKS builds."""
+    if cfg.existing:
+        return []
+    pinned = versions.ADDON_VERSIONS.get(cfg.version, {})
+    warnings = []
+    for name in ("vpc-cni", "coredns"):
+        given, pin = cfg.addon_versions.get(name), pinned.get(name)
+        if given is None or pin is None:
+            continue
+        (g_major, g_minor), (p_major, p_minor) = (_addon_minor(given), _addon_minor(pin))
+        if g_major != p_major or abs(g_minor - p_minor) >= 2:
+            warnings.append(Issue(at + ("addonVersions", name), f"this library pins {pin} for Kubernetes "
+                                  f"{cfg.version}: a build of another era may not be offered for it (EKS refuses "
+                                  "the add-on at apply); check `aws eks describe-addon-versions --kubernetes-version "
+                                  f"{cfg.version} --addon-name {name}`", given))
+    return warnings
+
+
+def _addon_minor(version: str) -> tuple[int, int]:
+    major, minor = version.removeprefix("v").split(".")[:2]
+    return int(major), int(minor)
 
 
 def al2_unavailable(version: str) -> bool:

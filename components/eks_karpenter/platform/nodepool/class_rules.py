@@ -17,7 +17,10 @@ from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.platform.nodepool.config import (
     ALIAS_FAMILIES,
     AmiSelectorTerm,
+    CapacityReservationSelectorTerm,
     NodeClassConfig,
+    SecurityGroupSelectorTerm,
+    SubnetSelectorTerm,
 )
 from eks_karpenter.quantities import bytes_issue, unitless_bytes
 
@@ -31,6 +34,7 @@ def class_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
     issues += _ami_issues(cls, at)
     issues += _selector_issues(cls, at)
     issues += _block_device_issues(cls, at)
+    issues += _volume_size_issues(cls, at)
     issues += _kubelet_issues(cls, at)
     issues += _network_issues(cls, at)
     if cls.user_data is not None:
@@ -70,40 +74,98 @@ def _ami_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
 
 
 def _selector_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
-    issues: list[Issue] = []
     # Upstream's CEL rejects a combined id only when every term combines it (mixed lists stay valid: the fields of
     # a term are ANDed). Mirror that exactly.
-    subnets = cls.subnet_selector_terms or []
-    for j, s in enumerate(subnets):
-        if s.id is None and s.tags is None:
-            issues.append(Issue(at + ("subnetSelectorTerms", j), "expected at least one of tags, id", s.dump()))
-    if subnets and all(s.id is not None and s.tags is not None for s in subnets):
-        issues += [Issue(at + ("subnetSelectorTerms", j, "id"), "'id' is mutually exclusive, cannot be set with a "
-                         "combination of other fields in a subnet selector term", s.id) for j, s in enumerate(subnets)]
+    return [*_subnet_selector_issues(cls.subnet_selector_terms or [], at + ("subnetSelectorTerms",)),
+            *_security_group_selector_issues(cls.security_group_selector_terms or [],
+                                             at + ("securityGroupSelectorTerms",)),
+            *_reservation_selector_issues(cls.capacity_reservation_selector_terms or [],
+                                          at + ("capacityReservationSelectorTerms",))]
 
-    groups = cls.security_group_selector_terms or []
-    for j, g in enumerate(groups):
-        if g.id is None and g.name is None and g.tags is None:
-            issues.append(Issue(at + ("securityGroupSelectorTerms", j), "expected at least one of tags, id, name",
-                                g.dump()))
+
+def _subnet_selector_issues(subnets: list[SubnetSelectorTerm], at: KeyPath) -> list[Issue]:
+    issues = [Issue(at + (j,), "expected at least one of tags, id", s.dump())
+              for j, s in enumerate(subnets) if s.id is None and s.tags is None]
+    if subnets and all(s.id is not None and s.tags is not None for s in subnets):
+        issues += [Issue(at + (j, "id"), "'id' is mutually exclusive, cannot be set with a combination of other "
+                         "fields in a subnet selector term", s.id) for j, s in enumerate(subnets)]
+    return issues
+
+
+def _security_group_selector_issues(groups: list[SecurityGroupSelectorTerm], at: KeyPath) -> list[Issue]:
+    issues = [Issue(at + (j,), "expected at least one of tags, id, name", g.dump())
+              for j, g in enumerate(groups) if g.id is None and g.name is None and g.tags is None]
     id_combined = [g.id is not None and (g.tags is not None or g.name is not None) for g in groups]
     name_combined = [g.name is not None and (g.tags is not None or g.id is not None) for g in groups]
     for field, combined in (("id", id_combined), ("name", name_combined)):
         if groups and all(combined):
-            issues += [Issue(at + ("securityGroupSelectorTerms", j, field), f"'{field}' is mutually exclusive, "
-                             "cannot be set with a combination of other fields in a security group selector term",
-                             getattr(g, field)) for j, g in enumerate(groups)]
+            issues += [Issue(at + (j, field), f"'{field}' is mutually exclusive, cannot be set with a combination "
+                             "of other fields in a security group selector term", getattr(g, field))
+                       for j, g in enumerate(groups)]
+    return issues
 
-    reservations = cls.capacity_reservation_selector_terms or []
-    for j, r in enumerate(reservations):
-        if r.id is None and r.tags is None and r.instance_match_criteria is None:
-            issues.append(Issue(at + ("capacityReservationSelectorTerms", j), "expected at least one of tags, id, "
-                                "instanceMatchCriteria", r.dump()))
+
+def _reservation_selector_issues(reservations: list[CapacityReservationSelectorTerm], at: KeyPath) -> list[Issue]:
+    issues = [Issue(at + (j,), "expected at least one of tags, id, instanceMatchCriteria", r.dump())
+              for j, r in enumerate(reservations)
+              if r.id is None and r.tags is None and r.instance_match_criteria is None]
     if reservations and all(r.id is not None and (r.tags is not None or r.owner_id is not None
                                                   or r.instance_match_criteria is not None) for r in reservations):
-        issues += [Issue(at + ("capacityReservationSelectorTerms", j, "id"), "'id' is mutually exclusive, cannot be "
-                         "set along with other fields in a capacity reservation selector term", r.id)
-                   for j, r in enumerate(reservations)]
+        issues += [Issue(at + (j, "id"), "'id' is mutually exclusive, cannot be set along with other fields in a "
+                         "capacity reservation selector term", r.id) for j, r in enumerate(reservations)]
+    return issues
+
+
+VOLUME_MAX_GIB: dict[str | None, int] = {
+    "gp3": 16384, "gp2": 16384, "io1": 16384, "io2": 65536, "st1": 16384, "sc1": 16384, "standard": 1024,
+    None: 16384}
+"""Largest EBS volume of each type, GiB (EC2 User Guide, "Amazon EBS volume types": gp2, gp3, io1, st1 and sc1
+16 TiB, io2 Block Express 64 TiB, magnetic 1 TiB); no type given: EC2's default, gp2 or gp3."""
+
+AMI_SNAPSHOT_GIB: dict[str, dict[str, int]] = {
+    "AL2": {"/dev/xvda": 20}, "AL2023": {"/dev/xvda": 20},
+    "Bottlerocket": {"/dev/xvda": 2, "/dev/xvdb": 20},
+    "Windows2019": {"/dev/sda1": 50}, "Windows2022": {"/dev/sda1": 50}, "Windows2025": {"/dev/sda1": 50},
+}
+"""Size (GiB) of the snapshots behind each device of the EKS-optimized AMIs an alias selects: a volume mapped on
+one of these devices may not be smaller (EC2 refuses the launch). AL2 and AL2023: one 20 GiB root volume
+(awslabs/amazon-eks-ami, `launch_block_device_mappings_volume_size` in templates/*/variables-default.json).
+Bottlerocket: a 2 GiB root (OS) volume and a 20 GiB data volume (bottlerocket-os/bottlerocket README, "Default
+Volumes"; EKS CreateNodegroup `diskSize`: 20 GiB for Linux and Bottlerocket). Windows: a 50 GiB root volume
+(EKS CreateNodegroup `diskSize`: 50 GiB for Windows)."""
+
+_GIB = {"Gi": 1.0, "G": 10**9 / 2**30, "Ti": 1024.0, "T": 10**12 / 2**30}
+
+
+def volume_gib(size: str) -> float:
+    """A validated `volumeSize` (`50Gi`, `100G`, `1Ti`, `2T`) in GiB."""
+    match = re.fullmatch(r"([0-9]+)(Gi|G|Ti|T)", size)
+    if match is None:
+        raise ValueError(f"not a volume size: {size!r}")
+    return int(match.group(1)) * _GIB[match.group(2)]
+
+
+def _volume_size_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
+    """Volumes above their type's largest size, and volumes on an EKS-optimized AMI's device smaller than the
+    snapshot behind it."""
+    issues: list[Issue] = []
+    family = cls.family if cls.alias else None  # only an alias says which AMI (and so which snapshots) it is
+    snapshots = AMI_SNAPSHOT_GIB.get(family or "", {})
+    for j, m in enumerate(cls.block_device_mappings or []):
+        ebs = m.ebs
+        if ebs is None or ebs.volume_size is None:
+            continue
+        path = at + ("blockDeviceMappings", j, "ebs", "volumeSize")
+        gib = volume_gib(ebs.volume_size)
+        most = VOLUME_MAX_GIB[ebs.volume_type]
+        if gib > most:
+            kind = ebs.volume_type or "gp2/gp3 (no volumeType given)"
+            issues.append(Issue(path, f"above the largest {kind} volume, {most // 1024} TiB ({most}Gi): EC2 refuses "
+                                "the launch", ebs.volume_size))
+        least = snapshots.get(m.device_name)
+        if least is not None and ebs.snapshot_id is None and gib < least:
+            issues.append(Issue(path, f"smaller than the {least} GiB snapshot the {family} AMI has on "
+                                f"{m.device_name}: EC2 refuses the launch; give at least {least}Gi", ebs.volume_size))
     return issues
 
 
