@@ -9,7 +9,7 @@ from typing import Any
 from eks_karpenter.arns import partition_of
 from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.platform.access.config import AccessConfig, ProviderCredentials, Team
-from eks_karpenter.platform.access.plan import SSO_PATH, AwsIdentity, parse_principal, same_principal
+from eks_karpenter.platform.access.plan import SSO_PATH, AwsIdentity, entry_key, parse_principal, same_principal
 from eks_karpenter.platform.namespaces.plan import BUILTIN_NAMESPACES
 
 _NAME = re.compile(r"^[A-Za-z0-9_+=,.@-]{1,128}$")
@@ -55,11 +55,14 @@ def validate_access(cfg: AccessConfig, at: KeyPath, region: str) -> list[Issue]:
 
     def principal(arn: str, where: KeyPath) -> None:
         issues.extend(check_principal(arn, where, region))
-        if arn in seen:
+        # One role or user whatever the path or case (IAM names are unique per account, case-insensitively),
+        # which is also the entry's resource name (`entry_key`).
+        key = entry_key(arn)
+        if key in seen:
             issues.append(Issue(where, "EKS allows one access entry per principal, and this one is already at "
-                                f"{'.'.join(str(x) for x in seen[arn][1:])}", arn))
+                                f"{'.'.join(str(x) for x in seen[key][1:])}", arn))
         else:
-            seen[arn] = where
+            seen[key] = where
 
     deployer_names: set[str] = set()
     for d, deployer in enumerate(cfg.deployers):
