@@ -9,7 +9,6 @@ item).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 from eks_karpenter import ConfigError
 
 from tests.support import plan_config, stack_config
+from tests.support.mutations import Mutation, both, setitem
 
 NET, CLU, KAR = "eks-karpenter:network", "eks-karpenter:cluster", "eks-karpenter:karpenter"
 POOLS, CLASSES = "eks-karpenter:nodePools", "eks-karpenter:nodeClasses"
@@ -26,7 +26,6 @@ NODEGROUP = "eks.amazonaws.com/nodegroup"
 WORKSPACE = "arn:aws:aps:us-east-1:123456789012:workspace/ws-0123abcd-4567-89ef-0123-456789abcdef"
 TOPIC = "arn:aws:sns:us-east-1:123456789012:platform-oncall"
 
-Mutation = Callable[[dict[str, Any]], None]
 
 
 def section(key: str, **fields: Any) -> Mutation:
@@ -58,17 +57,6 @@ def root_volume(size: str, volume_type: str = "gp3") -> Mutation:
     def apply(cfg: dict[str, Any]) -> None:
         cfg[CLASSES][0]["blockDeviceMappings"][0]["ebs"].update(volumeSize=size, volumeType=volume_type)
     return apply
-
-
-def both(*mutations: Mutation) -> Mutation:
-    def apply(cfg: dict[str, Any]) -> None:
-        for m in mutations:
-            m(cfg)
-    return apply
-
-
-def setitem(key: str, value: Any) -> Mutation:
-    return lambda cfg: cfg.__setitem__(key, value)
 
 
 def spot_group_labels(labels: dict[str, str]) -> Mutation:
@@ -172,8 +160,6 @@ REFUSED: list[tuple[str, str, Mutation, str, str]] = [
      f"{OBS}.queueOldestMessageSeconds", "could never fire"),
     ("amp-workspace-with-prometheus-operator", "prod", section(OBS, ampWorkspaceArn=WORKSPACE),
      f"{OBS}.ampWorkspaceArn", "only applies with metrics: ampScraper"),
-    ("observability-off-with-settings", "dev", setitem(OBS, {"metrics": "ampScraper"}), f"{OBS}.metrics",
-     "has no effect while enabled is false"),
     ("time-zone-beside-utc-budgets-only", "dev", disruption(timeZone="Europe/Berlin", budgets=[
         {"nodes": "0", "schedule": "0 8 * * mon-fri", "duration": "10h"}]), f"{POOLS}[0].disruption.timeZone",
      "is ignored: budgets' `schedule` is UTC"),
@@ -212,6 +198,8 @@ def test_refused_with_file_line_and_key(tmp_path: Path, base: str, mutate: Mutat
 
 
 WARNED: list[tuple[str, str, Mutation, str, str]] = [
+    ("observability-off-with-settings", "dev", setitem(OBS, {"metrics": "ampScraper"}), f"{OBS}.metrics",
+     "has no effect while enabled is false"),
     ("time-zone-abbreviation", "dev", disruption(timeZone="EST", windows=WEEKDAYS), f"{POOLS}[0].disruption.timeZone",
      "no daylight saving"),
     ("fixed-offset-zone", "dev", disruption(timeZone="Etc/GMT+5", windows=WEEKDAYS),
