@@ -9,12 +9,13 @@ Where things live:
   alerts, dashboard) and `migration` (the hand-off from Cluster Autoscaler); beside them `preflight` (the checks
   of an adopted cluster before anything is registered), `adopted.py` (what is known of an adopted cluster: the
   preflight's facts and this stack's marks on it), `kube.py` (the platform's small Kubernetes client, which
-  the smoke test uses too), `stack_cluster.py` (the stack's own cluster as its resource hooks reach it, checked
-  against the endpoint and certificate the stack holds) and `release_owner.py` (the hook that labels the stack's
-  Helm releases as its own); above them `stack.py` composes their config and rules into the whole stack's
-  (`StackConfig`, `load_stack_config`, and `read_stack_config` for the running program), `build.py` composes
-  the components (`build_platform`), `version_rules.py` holds the rules that span them, `lookups.py` checks the
-  pins against AWS at preview;
+  the smoke test uses too), `cluster_access.py` (how the program's own calls reach a cluster: its endpoint and
+  CA, and an EKS token minted in-process, no `aws` command), `stack_cluster.py` (the stack's own cluster as its
+  resource hooks reach it, checked against the endpoint and certificate the stack holds) and `release_owner.py`
+  (the hook that labels the stack's Helm releases as its own); above them `stack.py` composes their config and
+  rules into the whole stack's (`StackConfig`, `load_stack_config`, and `read_stack_config` for the running
+  program), `build.py` composes the components (`build_platform`), `version_rules.py` holds the rules that span
+  them, `lookups.py` checks the pins against AWS at preview;
 - `tools/`: what is built on the components: `engine` (the offline plan, its diff and upgrade views), `cost`,
   `simulate` (workload what-if), `smoke` (the post-deploy test), `migrate` (v1alpha5 import), `pins` (list and
   move the pins), `facts` (an adopted cluster's facts recorded for the offline plan), `deploy_role` (the deploy

@@ -154,3 +154,30 @@ def arn_issues(value: str, at: KeyPath, *, service: str, region: str, accounts: 
         issues.append(Issue(at, f"account {arn.account} is not one of aws:allowedAccountIds "
                             f"({', '.join(accounts)})", value))
     return issues
+
+
+EXAMPLE_ACCOUNT = "123456789012"
+"""The account id AWS's documentation uses in examples, and the shipped stacks' ARNs use: the offline plan runs
+as it, and a real run refuses a stack that still names it (`example_account_issues`)."""
+
+
+def example_account_issues(data: object, at: KeyPath) -> list[Issue]:
+    """Every ARN under `data` (a stack file's values, as written) that names `EXAMPLE_ACCOUNT`: an example copied
+    and not yet filled in. Each distinct ARN once, at the first key that gives it."""
+    found: dict[str, Issue] = {}
+
+    def walk(value: object, path: KeyPath) -> None:
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                walk(item, path + (str(key),))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, path + (i,))
+        elif isinstance(value, str) and value not in found:
+            arn = parse_arn(value)
+            if arn is not None and arn.account == EXAMPLE_ACCOUNT:
+                found[value] = Issue(path, f"account {EXAMPLE_ACCOUNT} is the example account of the shipped "
+                                     "stacks and AWS's documentation: put your own account's ARN here", value)
+
+    walk(data, at)
+    return list(found.values())

@@ -9,7 +9,9 @@ The first `pulumi up` takes about 20 minutes (docs/deploy.md in eks-karpenter). 
 `<project>:nodePools`, or add `<project>:cluster`, ... to the stack file to change the rest; the keys
 are those of eks-karpenter's stack-file schema (`eks-karpenter schema`).
 
-Plan it offline, without AWS credentials: `eks-karpenter plan --stack dev`.
+Plan it offline, without AWS credentials: `eks-karpenter plan --stack dev`. `pulumi up` needs the AWS CLI (the
+Kubernetes provider's token); `pulumi destroy --run-program` runs the destroy guard's hooks, which need nothing
+beyond requirements.txt.
 """
 
 from eks_karpenter import build_platform, read_stack_config

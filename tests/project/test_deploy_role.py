@@ -126,8 +126,9 @@ def test_roles_are_scoped_by_name_and_by_prefix_for_the_auto_named_ones() -> Non
     policy = deploy_role_policy([document("prod")])
     [roles] = [s for s in statements(policy) if s["Sid"] == "IamOnTheStacksRolesOnly"]
     names = {r.split(":role/", 1)[1] for r in roles["Resource"]}
-    assert {"prod-karpenter-managed-nodes", "prod-karpenter-karpenter-node", "prod-karpenter-karpenter-controller",
-            "network-flow-logs-*", "cluster-eks-eksRole-role-*"} <= names
+    assert {"prod-karpenter-managed-nodes-us-east-1", "prod-karpenter-karpenter-node-us-east-1",
+            "prod-karpenter-karpenter-controller-us-east-1", "network-flow-logs-*",
+            "cluster-eks-eksRole-role-*"} <= names
     assert all(r.startswith(f"arn:aws:iam::{ACCOUNT}:role/") for r in roles["Resource"])
 
 
@@ -137,7 +138,7 @@ def test_only_the_stacks_policies_may_be_attached() -> None:
     allowed = set(attach["Condition"]["ArnLike"]["iam:PolicyARN"])
     assert "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy" in allowed  # pulumi-eks' cluster role
     assert "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy" in allowed
-    assert f"arn:aws:iam::{ACCOUNT}:policy/prod-karpenter-KarpenterNodeLifecycle" in allowed
+    assert f"arn:aws:iam::{ACCOUNT}:policy/prod-karpenter-KarpenterNodeLifecycle-us-east-1" in allowed
     assert not any("AdministratorAccess" in a or a.endswith("*") for a in allowed)
 
 
@@ -147,8 +148,8 @@ def test_pass_role_names_each_role_and_the_service_it_goes_to() -> None:
     by_service = {s["Condition"]["StringEquals"]["iam:PassedToService"]: {r.split(":role/", 1)[1]
                                                                           for r in s["Resource"]} for s in passes}
     assert by_service == {
-        "eks.amazonaws.com": {"cluster-eks-eksRole-role-*", "prod-karpenter-managed-nodes"},
-        "pods.eks.amazonaws.com": {"prod-karpenter-karpenter-controller"},
+        "eks.amazonaws.com": {"cluster-eks-eksRole-role-*", "prod-karpenter-managed-nodes-us-east-1"},
+        "pods.eks.amazonaws.com": {"prod-karpenter-karpenter-controller-us-east-1"},
         "vpc-flow-logs.amazonaws.com": {"network-flow-logs-*"},
     }
 

@@ -102,12 +102,14 @@ def stack_config(stack: str) -> dict[str, Any]:
     return copy.deepcopy(body["config"])
 
 
-def plan_config(config: dict[str, Any], tmp_path: Path, stack: str = "bad") -> PlanResult:
-    """Plan this repo's program with `config` as the stack file of a scratch project."""
-    (tmp_path / "stacks").mkdir(exist_ok=True)
+def plan_config(config: dict[str, Any], tmp_path: Path, stack: str = "bad",
+                invoke_results: dict[str, Any] | None = None) -> PlanResult:
+    """Plan this repo's program with `config` as the stack file of a scratch project (`invoke_results`: the
+    look-ups' answers, as for `run_plan`)."""
+    (tmp_path / "stacks").mkdir(parents=True, exist_ok=True)
     (tmp_path / "Pulumi.yaml").write_text(yaml.safe_dump({
         "name": "eks-karpenter", "runtime": "python", "stackConfigDir": "stacks",
         "main": str(REPO / "infra" / "program.py"),
     }))
     (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
-    return run_plan(tmp_path, stack)
+    return run_plan(tmp_path, stack, invoke_results=invoke_results)

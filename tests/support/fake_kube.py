@@ -128,6 +128,8 @@ class FakeCluster:
         self.nodeclaims: dict[str, dict[str, Any]] = {}
         self.nodepools = {p["metadata"]["name"]: copy.deepcopy(p) for p in nodepools}
         self.crds: list[dict[str, Any]] = []
+        self.authorizations: list[str] = []
+        """The Authorization header of every request, in order ("" when none was sent)."""
         self.secrets: list[dict[str, Any]] = []
         """Cluster objects only listed (the preflight's in-cluster look-up reads them)."""
         self.events: list[dict[str, Any]] = []
@@ -490,6 +492,7 @@ class FakeCluster:
             def _serve(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length)) if length else None
+                cluster.authorizations.append(self.headers.get("Authorization") or "")
                 status, payload = cluster.handle(method, self.path, body)
                 data = json.dumps(payload).encode()
                 self.send_response(status)

@@ -61,3 +61,51 @@ def install_wheel(venv: Path) -> dict[str, str]:
 def copy_project(source: Path, dest: Path) -> Path:
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", ".venv", "venv", "*.pyc"))
     return dest
+
+
+def _requirements_closure(requires: list[str]) -> set[str]:
+    """The distributions (normalized names) that `requires` (Requires-Dist lines, no extra asked for) pull in,
+    resolved against what the dev venv has installed."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    found: set[str] = set()
+    todo = list(requires)
+    while todo:
+        req = Requirement(todo.pop())
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        name = canonicalize_name(req.name)
+        if name in found:
+            continue
+        found.add(name)
+        todo.extend(metadata.distribution(name).requires or [])
+    return found
+
+
+def declared_site(dest: Path) -> tuple[Path, set[str]]:
+    """A site directory at `dest` holding only what the built wheel's declared dependencies (no extras) pull in,
+    linked from the dev venv: an install of the library from its metadata alone, offline. Returns the directory
+    and the distributions in it."""
+    from email.parser import Parser
+    from importlib import metadata
+    from zipfile import ZipFile
+
+    from packaging.utils import canonicalize_name
+
+    with ZipFile(built_wheel()) as wheel:
+        [meta] = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        requires = Parser().parsestr(wheel.read(meta).decode()).get_all("Requires-Dist") or []
+    names = _requirements_closure([r for r in requires if "extra ==" not in r])
+    dest.mkdir(parents=True)
+    site = dev_site_packages()
+    for dist in metadata.distributions():
+        if canonicalize_name(dist.metadata["Name"]) not in names:
+            continue
+        for top in {Path(str(f)).parts[0] for f in dist.files or []}:
+            if top == ".." or top.endswith(".pth") or (dest / top).exists() or not (site / top).exists():
+                continue
+            (dest / top).symlink_to(site / top)
+    return dest, names

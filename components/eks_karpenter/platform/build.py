@@ -21,6 +21,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags
+from eks_karpenter.arns import EXAMPLE_ACCOUNT, REGION_KEY, example_account_issues
 from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.catalogue.model import vcpu_hour_prices
 from eks_karpenter.config.errors import ConfigError
@@ -33,6 +34,7 @@ from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup, release_owne
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.plan import addon_versions, control_plane_log_group
 from eks_karpenter.platform.cluster.rules import endpoint_warnings, instance_type_warnings, version_warnings
+from eks_karpenter.platform.cluster_access import ClusterAccess, aws_cli_missing
 from eks_karpenter.platform.iam import KarpenterIam, NodeRole
 from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.interruption import InterruptionQueue
@@ -66,10 +68,17 @@ from eks_karpenter.platform.nth import NodeTerminationHandler
 from eks_karpenter.platform.observability.alerts import queue_alarms
 from eks_karpenter.platform.observability.component import Observability
 from eks_karpenter.platform.observability.dashboard import PoolPrice, pool_price
-from eks_karpenter.platform.observability.monitors import karpenter_monitor_values, nth_monitor_values
+from eks_karpenter.platform.observability.monitors import (
+    OPERATOR_GROUP,
+    karpenter_monitor_values,
+    missing_warning,
+    nth_monitor_values,
+    scraped,
+)
 from eks_karpenter.platform.observability.rules import observability_warnings
 from eks_karpenter.platform.preflight.checks import placeholder_issue
-from eks_karpenter.platform.preflight.lookup import run_preflight, warn_unchecked
+from eks_karpenter.platform.preflight.hook import offline
+from eks_karpenter.platform.preflight.lookup import cluster_crds, run_preflight, warn_unchecked
 from eks_karpenter.platform.release_owner import ReleaseOwner
 from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.stack_cluster import StackCluster
@@ -96,6 +105,9 @@ class _Stack:
     """An adopted cluster, as the preflight found it."""
     facts: ClusterFacts | None = None
     """What the preflight read from an adopted cluster (node groups, Cluster Autoscaler)."""
+    operator_crds: frozenset[str] | None = None
+    """The Prometheus Operator CRDs the cluster has, looked up when a Prometheus Operator scrapes the platform
+    (None: not looked up)."""
 
     @property
     def name(self) -> str:
@@ -105,6 +117,8 @@ class _Stack:
 def build_platform(cfg: StackConfig) -> None:
     """Register the platform for one validated stack config and export its outputs."""
     _warn(cfg)
+    if not offline() and (missing := aws_cli_missing()):
+        raise pulumi.RunError(missing)
     project = pulumi.get_project()  # errors name the keys as the user's stack file spells them
     _, source = locate_stack_file(project, pulumi.get_stack())
     st = _Stack(cfg, tags.base_tags(cfg.cluster.name, cfg.tags), project, source,
@@ -115,7 +129,8 @@ def build_platform(cfg: StackConfig) -> None:
     existing, facts = run_preflight(cfg, source, project, pulumi.get_stack()) if cfg.cluster.existing \
         else (None, None)
     warn_unchecked(cfg)
-    st = replace(st, existing=existing, facts=facts)
+    refuse_example_account(cfg, source, project)
+    st = replace(st, existing=existing, facts=facts, operator_crds=_operator_crds(cfg, existing))
     with _placeholders_warn(facts):
         if existing is not None:
             refuse_guardrails_before_1_30(cfg, existing.version, source, project)
@@ -171,6 +186,20 @@ def _warn(cfg: StackConfig) -> None:
                     *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days),
                     *observability_warnings(cfg.observability)]:
         pulumi.log.warn(in_namespace(warning, pulumi.get_project()))
+
+
+def _operator_crds(cfg: StackConfig, existing: aws.eks.GetClusterResult | None) -> frozenset[str] | None:
+    """The Prometheus Operator's CRDs on the cluster, when the platform is scraped through it: objects of a kind
+    without its CRD are left out of the plan (the first `up` of a new cluster would fail on them), with a
+    warning; they appear on the first `up` after the operator is installed (observability/monitors.py)."""
+    if not scraped(cfg.observability):
+        return None
+    found, reason = cluster_crds(cfg, existing, (OPERATOR_GROUP,))
+    nth = cfg.node_termination_handler
+    warning = missing_warning(cfg.observability, found, nth.mode if nth.enabled else None, reason)
+    if warning:
+        pulumi.log.warn(warning)
+    return found
 
 
 def _check_pins(st: _Stack, existing: aws.eks.GetClusterResult | None) -> dict[str, str]:
@@ -269,9 +298,10 @@ def _karpenter_iam(st: _Stack, cluster: Cluster, node_role: NodeRole,
 
 
 def _stack_cluster(st: _Stack, cluster: Cluster) -> StackCluster:
-    """The stack's own cluster for its hooks: its provider's kubeconfig, checked against the endpoint and
-    certificate authority the stack's cluster resource (or the adopted cluster's look-up) holds."""
-    return StackCluster(st.name, cluster.provider_kubeconfig, cluster.endpoint, cluster.certificate_authority)
+    """The stack's own cluster for its hooks: reached as its Kubernetes provider's identity with a token minted
+    in-process, checked against the endpoint and certificate authority the stack's cluster resource (or the
+    adopted cluster's look-up) holds."""
+    return StackCluster(st.name, _cluster_access(st, cluster), cluster.endpoint, cluster.certificate_authority)
 
 
 def _teardown_scope(cfg: StackConfig) -> Scope:
@@ -332,10 +362,19 @@ def _karpenter(st: _Stack, cluster: Cluster, iam: KarpenterIam, node_role: NodeR
         "interruptionQueueName": queue.queue_name if queue else None,
         "controllerRoleArn": iam.controller_role_arn, "dependsOn": controller_needs,
         "deleteTimeout": kcfg.delete_timeout, "systemNodeGroup": not st.cfg.cluster.existing,
-        "extraValues": karpenter_monitor_values(st.cfg.observability), "crdHooks": owner.binding,
+        "extraValues": karpenter_monitor_values(st.cfg.observability, st.operator_crds), "crdHooks": owner.binding,
         "controllerHooks": pulumi.ResourceHookBinding(before_delete=[guard.drain], after_create=[owner.hook],
                                                       after_update=[owner.hook]),
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
+
+
+def _cluster_access(st: _Stack, cluster: Cluster) -> pulumi.Output[ClusterAccess]:
+    """How the program's own calls (the destroy guard's hooks) reach the cluster: as the Kubernetes provider's
+    identity, with a token minted in-process."""
+    creds = st.cfg.access.provider_credentials
+    return pulumi.Output.all(cluster.endpoint, cluster.certificate_authority).apply(
+        lambda found: ClusterAccess(st.name, str(found[0]), str(found[1]), st.cfg.region, role_arn=creds.role_arn,
+                                    profile=creds.profile))
 
 
 def _adopted_cluster_sg(st: _Stack) -> str | None:
@@ -414,8 +453,8 @@ def _node_termination_handler(st: _Stack, cluster: Cluster, namespaces: Namespac
     NodeTerminationHandler("node-termination-handler", {
         "config": nth, "clusterName": st.name, "tags": st.tags,
         "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
-        "extraValues": nth_monitor_values(st.cfg.observability, nth.mode), "releaseHooks": owner.binding,
-        "permissionsBoundary": st.cfg.permissions_boundary,
+        "extraValues": nth_monitor_values(st.cfg.observability, nth.mode, st.operator_crds),
+        "releaseHooks": owner.binding, "permissionsBoundary": st.cfg.permissions_boundary,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
                                    depends_on=[*cluster.ready, *_in(namespaces, nth.namespace)]))
 
@@ -431,6 +470,7 @@ def _observability(st: _Stack, cluster: Cluster, karpenter: Karpenter, private_s
         "region": cfg.region, "subnetIds": private_subnets,
         "securityGroupIds": [cluster.cluster_security_group_id], "tags": st.tags,
         "nthNamespace": cfg.node_termination_handler.namespace if cfg.node_termination_handler.enabled else None,
+        "operatorCrds": st.operator_crds,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[karpenter.controller]))
 
 
@@ -474,6 +514,19 @@ def migration_output(m: MigrationConfig, pools: list[str]) -> dict[str, object]:
     return {"phase": m.phase, "clusterAutoscaler": {"namespace": ca.namespace, "name": ca.name,
                                                     "replicas": m.autoscaler_replicas},
             "nodePools": pools, "pendingPodsMaxAge": m.pending_pods_max_age}
+
+
+def refuse_example_account(cfg: StackConfig, source: str, project: str) -> None:
+    """A stack copied from the shipped examples and not filled in: in a real run (the caller's account is not the
+    example account the offline plan runs as) its ARNs of the example account are refused, before anything is
+    registered, instead of access entries for principals that do not exist."""
+    if aws.get_caller_identity().account_id == EXAMPLE_ACCOUNT:
+        return
+    written = cfg.model_dump(by_alias=True, exclude_defaults=True, mode="json")
+    issues = [issue for key, value in written.items()
+              for issue in example_account_issues(value, (REGION_KEY if key == "region" else f"{project}:{key}",))]
+    if issues:
+        raise ConfigError(source, issues)
 
 
 def refuse_guardrails_before_1_30(cfg: StackConfig, version: str, source: str, project: str) -> None:

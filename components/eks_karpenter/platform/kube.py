@@ -1,5 +1,6 @@
-"""The platform's small Kubernetes client: the few API calls the preflight, the destroy guard and the smoke test
-make, over the official `kubernetes` client, as plain dicts.
+"""The platform's small Kubernetes client: the few API calls the preflight, the CRD look-up, the destroy guard and
+the smoke test make, over the official `kubernetes` client (a dependency), as plain dicts. The program reaches a
+cluster with `KubeApi.for_cluster`: an EKS token minted in-process (cluster_access.py), no `aws` command.
 
 Every call asks for the raw response (`_preload_content=False`) and decodes the JSON itself: the runner works on
 the same camelCase dicts as the rest of this library, and NodeClaims need no generated models.
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from eks_karpenter.labels import KARPENTER_GROUP
+from eks_karpenter.platform.cluster_access import ClusterAccess, TokenError, TokenSource, token_kubeconfig
 
 KARPENTER_VERSION = "v1"
-INSTALL_HINT = "pip install 'eks-karpenter[smoke]'"
+INSTALL_HINT = "it is a dependency of eks-karpenter: reinstall it (`pip install -r requirements.txt`)"
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ def _client() -> Any:
     try:
         import kubernetes
     except ImportError:
-        raise KubeError(f"the smoke test needs the `kubernetes` package: {INSTALL_HINT}") from None
+        raise KubeError(f"the `kubernetes` package is missing: {INSTALL_HINT}") from None
     return kubernetes
 
 
@@ -71,6 +73,25 @@ class KubeApi:
         except k.config.ConfigException as exc:
             raise KubeError(f"kubeconfig: {exc}") from None
         return KubeApi(api_client)
+
+    @staticmethod
+    def for_cluster(access: ClusterAccess) -> KubeApi:
+        """The cluster's API as `access` says, with an EKS token minted in-process and minted again before each
+        call once it is `REFRESH_AFTER` old (a drain can outlast one token)."""
+        source = TokenSource(access)
+        try:
+            api = KubeApi.from_kubeconfig(token_kubeconfig(access, source.token()))
+        except TokenError as exc:
+            raise KubeError(f"EKS token for {access.cluster_name}: {exc}") from None
+
+        def refresh(configuration: Any) -> None:
+            try:
+                configuration.api_key["authorization"] = f"Bearer {source.token()}"
+            except TokenError as exc:
+                raise KubeError(f"EKS token for {access.cluster_name}: {exc}") from None
+
+        api.api_client.configuration.refresh_api_key_hook = refresh
+        return api
 
     @staticmethod
     def from_file(path: str | None, context: str | None = None) -> KubeApi:

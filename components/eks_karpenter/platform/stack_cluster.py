@@ -1,7 +1,7 @@
-"""The stack's own cluster as its resource hooks reach it: the kubeconfig of the stack's Kubernetes provider, and
-a check, before any call, that the client goes to the endpoint and trusts the certificate authority the stack's
-cluster resource holds. No fallback to the operator's kubeconfig: a hook that cannot build this client, or builds
-one for another cluster, acts on nothing.
+"""The stack's own cluster as its resource hooks reach it: as the identity of the stack's Kubernetes provider,
+with a token minted in-process (cluster_access.py), and a check, before any call, that the client goes to the
+endpoint and trusts the certificate authority the stack's cluster resource holds. No fallback to the operator's
+kubeconfig: a hook that cannot build this client, or builds one for another cluster, acts on nothing.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import binascii
 from typing import Any
 
 import pulumi
-import yaml
 
+from eks_karpenter.platform.cluster_access import ClusterAccess
 from eks_karpenter.platform.kube import ClusterIdentity, KubeApi
 
 __all__ = ["ClusterIdentity", "OtherCluster", "StackCluster", "cluster_mismatch"]
@@ -46,32 +46,31 @@ def cluster_mismatch(reached: ClusterIdentity, cluster: str, endpoint: str, cert
 
 
 class StackCluster:
-    """The stack's cluster for its hooks: remembers the provider's kubeconfig and the cluster's endpoint and CA as
-    the program resolves them; `api()` gives a client only once it is shown to be that cluster's."""
+    """The stack's cluster for its hooks: remembers how to reach it (`ClusterAccess`) and the cluster's endpoint and
+    CA as the program resolves them; `api()` gives a client only once it is shown to be that cluster's."""
 
-    def __init__(self, cluster: str, kubeconfig: pulumi.Output[str], endpoint: pulumi.Input[str],
+    def __init__(self, cluster: str, access: pulumi.Output[ClusterAccess], endpoint: pulumi.Input[str],
                  certificate_authority: pulumi.Input[str]) -> None:
         self.cluster = cluster
-        self.kubeconfig: dict[str, Any] = {}
+        self.access: ClusterAccess | None = None
         self.endpoint = ""
         self.certificate_authority = ""
-        kubeconfig.apply(self._remember)
+        access.apply(self._remember)
         pulumi.Output.all(endpoint, certificate_authority).apply(self._expect)
 
-    def _remember(self, text: str) -> None:
-        loaded = yaml.safe_load(text) if text else None
-        if isinstance(loaded, dict):
-            self.kubeconfig.update(loaded)
+    def _remember(self, access: ClusterAccess) -> None:
+        if access.endpoint:
+            self.access = access
 
     def _expect(self, values: list[Any]) -> None:
         self.endpoint, self.certificate_authority = str(values[0] or ""), str(values[1] or "")
 
     def api(self) -> KubeApi:
         """A `KubeApi` for the stack's cluster; `OtherCluster` when there is none to build, or it is another's."""
-        if not self.kubeconfig:
-            raise OtherCluster(f"the program did not resolve the kubeconfig of cluster {self.cluster} (the stack's "
-                               "Kubernetes provider's), and no other kubeconfig is used")
-        api = KubeApi.from_kubeconfig(self.kubeconfig)
+        if self.access is None:
+            raise OtherCluster(f"the program did not resolve how to reach cluster {self.cluster} (its endpoint, as "
+                               "the stack's Kubernetes provider's identity), and no other kubeconfig is used")
+        api = KubeApi.for_cluster(self.access)
         why = cluster_mismatch(api.identity(), self.cluster, self.endpoint, self.certificate_authority)
         if why is not None:
             raise OtherCluster(why)

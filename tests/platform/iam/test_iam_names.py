@@ -14,7 +14,7 @@ from eks_karpenter.platform.iam.names import (
     regional_iam_name,
 )
 
-from tests.support import plan_config, plan_stack, stack_config
+from tests.support import plan_config, stack_config
 
 ROLE = "aws:iam/role:Role"
 POLICY = "aws:iam/policy:Policy"
@@ -51,10 +51,12 @@ def test_legacy_names_are_exactly_the_old_ones() -> None:
     assert len(IamNames(LONG, "us-east-1", "legacy").role("karpenter-node")) == IAM_NAME_LIMIT
 
 
-def test_prod_keeps_its_deployed_names() -> None:
-    # prod sets `iamNames: legacy`: its roles are not renamed (renaming replaces them: running nodes would lose
-    # the access entry of the node role).
-    doc = plan_stack("prod")
+def test_a_stack_deployed_before_keeps_its_names_with_legacy(tmp_path: Path) -> None:
+    # `iamNames: legacy` (the commented line in prod's stack file): its roles are not renamed (renaming replaces
+    # them: running nodes would lose the access entry of the node role).
+    config = stack_config("prod")
+    config["eks-karpenter:iamNames"] = "legacy"
+    doc = plan_config(config, tmp_path, stack="prod").document
     names = {r.inputs.get("name") for r in doc.by_type(ROLE) + doc.by_type(POLICY)} - {None}
     assert "prod-karpenter-karpenter-node" in names and "prod-karpenter-karpenter-controller" in names
     assert not [n for n in names if "us-east-1" in n]

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
-from typing import Any
 
 import kubernetes
 import pulumi
 import pytest
 from eks_karpenter.platform.build import _teardown_scope
+from eks_karpenter.platform.cluster_access import ClusterAccess
 from eks_karpenter.platform.karpenter.teardown import Scope, TeardownRefused, blockers, check, drain, leaks
 from eks_karpenter.platform.karpenter.teardown_hooks import (
     CHECK_HOOK,
@@ -190,19 +190,24 @@ def test_a_client_is_the_stacks_cluster_only_at_its_endpoint_trusting_its_certif
     assert "holds no endpoint" in str(cluster_mismatch(ClusterIdentity(endpoint, CA_PEM, True), "c", "", ca))
 
 
-def kubeconfig(server: str, ca: bytes) -> dict[str, Any]:
-    """A kubeconfig like the stack's provider's (a token instead of `aws eks get-token`)."""
-    return {"apiVersion": "v1", "kind": "Config", "current-context": "stack",
-            "clusters": [{"name": "stack", "cluster": {"server": server,
-                                                       "certificate-authority-data": base64.b64encode(ca).decode()}}],
-            "users": [{"name": "stack", "user": {"token": "t"}}],
-            "contexts": [{"name": "stack", "context": {"cluster": "stack", "user": "stack"}}]}
+def kubeconfig(server: str, ca: bytes) -> ClusterAccess:
+    """How the client reaches a cluster, as the program resolves it for the stack's (a token minted in-process
+    from the test's static AWS credentials)."""
+    return ClusterAccess("stack", server, base64.b64encode(ca).decode(), "us-east-1")
 
 
-def hooks_for(scope: Scope, config: dict[str, Any], endpoint: str, ca: bytes) -> TeardownHooks:
+@pytest.fixture(autouse=True)
+def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Static AWS credentials: the hooks' client signs its EKS token with them, offline."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+def hooks_for(scope: Scope, config: ClusterAccess | None, endpoint: str, ca: bytes) -> TeardownHooks:
     """The hooks as the program builds them, without a Pulumi runtime: their callbacks, not their registration."""
     target = object.__new__(StackCluster)
-    target.cluster, target.kubeconfig = scope.cluster, config
+    target.cluster, target.access = scope.cluster, config
     target.endpoint, target.certificate_authority = endpoint, base64.b64encode(ca).decode()
     hooks = object.__new__(TeardownHooks)
     hooks.scope, hooks.cluster, hooks.drain_timeout, hooks.poll = scope, target, 5.0, 0.01
@@ -220,7 +225,7 @@ def test_a_hook_given_a_client_for_another_cluster_refuses_and_deletes_nothing(
     cluster.add_claim("general-a", "general")
     with cluster.serving(other) as url:  # another cluster, which the client was pointed at
         stack_endpoint = "https://ABC.gr7.us-west-2.eks.amazonaws.com" if aimed_at == "endpoint" else url
-        config = {} if aimed_at == "no kubeconfig" else kubeconfig(url, other.ca_pem)
+        config = None if aimed_at == "no kubeconfig" else kubeconfig(url, other.ca_pem)
         hooks = hooks_for(CREATED, config, stack_endpoint, stack.ca_pem)
         for hook in (hooks._check, hooks._drain):
             with pytest.raises(TeardownRefused) as refused:

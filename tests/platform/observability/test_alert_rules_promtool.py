@@ -18,9 +18,12 @@ from typing import Any
 
 import pytest
 import yaml
+from eks_karpenter.platform.adopted import CRDS_TOKEN
 from eks_karpenter.platform.observability.metric_labels import labels_of
+from eks_karpenter.platform.observability.monitors import OPERATOR_CRDS
+from eks_karpenter.tools.engine import run_plan
 
-from tests.support import INSTALL_PROMTOOL, NO_SKIPS, STACKS, plan_config, plan_stack, stack_config
+from tests.support import INSTALL_PROMTOOL, NO_SKIPS, REPO, STACKS, plan_config, stack_config
 
 PROMETHEUS_RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
 RULE_GROUP_NAMESPACE = "aws:amp/ruleGroupNamespace:RuleGroupNamespace"
@@ -38,8 +41,11 @@ def promtool() -> str:
 
 
 def planned_rule_groups() -> list[dict[str, Any]]:
-    """The groups of every PrometheusRule the shipped stacks plan (prod's: the others have observability off)."""
-    rules = [r for stack in STACKS for r in plan_stack(stack).by_type(PROMETHEUS_RULE)]
+    """The groups of every PrometheusRule the shipped stacks plan on a cluster that runs the Prometheus Operator
+    (prod's: the others have observability off; a new cluster gets the rule once the operator is there)."""
+    operator = {CRDS_TOKEN: {"reachable": True, "crds": sorted(OPERATOR_CRDS.values())}}
+    rules = [r for stack in STACKS for r in run_plan(REPO, stack, invoke_results=operator).document
+             .by_type(PROMETHEUS_RULE)]
     assert rules, "no stack plans a PrometheusRule"
     groups = list({json.dumps(g, sort_keys=True): g for r in rules for g in r.inputs["spec"]["groups"]}.values())
     names = [rule["alert"] for g in groups for rule in g["rules"]]

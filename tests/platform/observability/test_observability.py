@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 import yaml
 from eks_karpenter import versions
+from eks_karpenter.platform.adopted import CRDS_TOKEN
 from eks_karpenter.platform.observability import (
     ObservabilityConfig,
     alerts,
@@ -22,9 +23,10 @@ from eks_karpenter.platform.observability import (
     queue_alarms,
 )
 from eks_karpenter.platform.observability.dashboard import dashboard, dashboard_metric_names
-from eks_karpenter.platform.observability.monitors import karpenter_monitor_values, nth_monitor_values
+from eks_karpenter.platform.observability.monitors import OPERATOR_CRDS, karpenter_monitor_values, nth_monitor_values
+from eks_karpenter.tools.engine import run_plan
 
-from tests.support import UPSTREAM, plan_config, plan_stack, requires_upstream, stack_config
+from tests.support import REPO, UPSTREAM, plan_config, plan_stack, requires_upstream, stack_config
 
 ON = ObservabilityConfig(enabled=True, monitor_labels={"release": "kube-prometheus-stack"})
 
@@ -185,7 +187,9 @@ def test_no_queue_no_alarms(tmp_path: Path) -> None:
 # --- prod's plan: monitors, rule, dashboard ------------------------------------------------------------------------
 
 def test_prod_plans_monitors_rule_and_dashboard() -> None:
-    doc = plan_stack("prod")
+    # On a cluster that runs the Prometheus Operator (a new one has none of its CRDs: test_operator_crds.py).
+    crds = sorted(OPERATOR_CRDS.values())
+    doc = run_plan(REPO, "prod", invoke_results={CRDS_TOKEN: {"reachable": True, "crds": crds}}).document
     rule = doc.by_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
     assert len(rule) == 1
     jsonschema.Draft7Validator(PROMETHEUS_RULE_SCHEMA).validate(rule[0].inputs)

@@ -425,18 +425,23 @@ def test_every_release_the_stack_installs_is_labelled_after_create_and_update() 
         assert hooks["afterCreate"] == [HOOK] and hooks["afterUpdate"] == [HOOK], release.name
 
 
+@pytest.fixture(autouse=True)
+def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Static AWS credentials: the hooks' client signs its EKS token with them, offline."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
 def owner_hook(url: str, ca: bytes | None = None) -> Any:
     """The hook as the program builds it, without a Pulumi runtime, for the cluster at `url`."""
+    from eks_karpenter.platform.cluster_access import ClusterAccess
     from eks_karpenter.platform.release_owner import ReleaseOwner
     from eks_karpenter.platform.stack_cluster import StackCluster
 
     target = object.__new__(StackCluster)
     target.cluster = "legacy-cas"
-    target.kubeconfig = {"apiVersion": "v1", "kind": "Config", "current-context": "s",
-                         "clusters": [{"name": "s", "cluster": {"server": url, **(
-                             {"certificate-authority-data": base64.b64encode(ca).decode()} if ca else {})}}],
-                         "users": [{"name": "s", "user": {"token": "t"}}],
-                         "contexts": [{"name": "s", "context": {"cluster": "s", "user": "s"}}]}
+    target.access = ClusterAccess("legacy-cas", url, base64.b64encode(ca).decode() if ca else "", "us-west-2")
     target.endpoint, target.certificate_authority = url, base64.b64encode(ca or b"CA").decode()
     hook = object.__new__(ReleaseOwner)
     hook.cluster, hook.owner = target, OWNER

@@ -38,7 +38,8 @@ def test_prod_tree_shows_each_pools_capacity_shape_limits_and_disruption() -> No
     assert "capacity: on-demand" in critical[1] and "weight 10 ·" in critical[2]
     assert critical[3] == "disruption: WhenEmpty after 30m · budgets: nodes 1"
     assert "arch: arm64" in _block(tree, "nodepool-arm64")[1]
-    assert _block(tree, "nodeclass-default")[1] == "ami: alias al2023@v20260815 · role prod-karpenter-karpenter-node"
+    assert _block(tree, "nodeclass-default")[1] == \
+        "ami: alias al2023@v20260815 · role prod-karpenter-karpenter-node-us-east-1"
 
 
 def test_numbers_are_printed_as_written() -> None:

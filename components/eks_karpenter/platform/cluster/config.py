@@ -187,8 +187,8 @@ class ClusterConfig(Model):
     preflight: bool = True
     """Existing clusters only: before registering anything, ask the cluster's API server (as the deployer) for
     Helm releases named like this stack's, Karpenter CRDs and Cluster Autoscaler's Deployment, which proves the
-    deployer can reach and authenticate to it (needs the `kubernetes` package, `eks-karpenter[smoke]`). The AWS
-    look-ups (authentication mode, node groups) run either way."""
+    deployer can reach and authenticate to it (with a token the program mints itself). The AWS look-ups
+    (authentication mode, node groups) run either way."""
     version: KubernetesVersion = versions.KUBERNETES_VERSION
     """Kubernetes minor version, within the Karpenter release's support matrix and, today, in EKS standard support
     (or extended support with `upgradePolicy.supportType: EXTENDED`); see eks_karpenter/versions.py. Upgrade one

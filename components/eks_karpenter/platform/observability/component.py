@@ -18,6 +18,7 @@ from eks_karpenter.platform.observability import amp
 from eks_karpenter.platform.observability.alerts import prometheus_rule
 from eks_karpenter.platform.observability.config import ObservabilityConfig
 from eks_karpenter.platform.observability.dashboard import PoolPrice, dashboard, dashboard_configmap
+from eks_karpenter.platform.observability.monitors import PROMETHEUS_RULE, has_kind
 from eks_karpenter.platform.wiring import caller_identity, child_options
 
 
@@ -38,6 +39,9 @@ class ObservabilityArgs(TypedDict):
     """With `ampScraper`: subnets the scraper's ENIs go in (the cluster's private subnets)."""
     securityGroupIds: NotRequired[Sequence[pulumi.Input[str]]]
     """With `ampScraper`: security groups of the scraper's ENIs (the cluster security group)."""
+    operatorCrds: NotRequired[frozenset[str] | None]
+    """The Prometheus Operator CRDs the cluster has (see `monitors.OPERATOR_CRDS`): without the PrometheusRule's,
+    the rule is left out (a new cluster has none). Absent or None: taken as there."""
     nthNamespace: NotRequired[str | None]
     """With `ampScraper`: the termination handler's namespace when it runs (its pods are scraped too)."""
     tags: NotRequired[dict[str, str]]
@@ -48,7 +52,8 @@ class Observability(pulumi.ComponentResource):
     """Alert rules (PrometheusRule, with a Prometheus Operator) and the Grafana dashboard ConfigMap."""
 
     rule_name: pulumi.Output[str | None]
-    """Name of the PrometheusRule (None when `metrics` is `none`)."""
+    """Name of the PrometheusRule (None when `metrics` is not `prometheusOperator`, or the cluster lacks its
+    CRD)."""
     dashboard_name: pulumi.Output[str | None]
     """Name of the dashboard ConfigMap (None when `dashboard` is false)."""
 
@@ -58,7 +63,7 @@ class Observability(pulumi.ComponentResource):
         child = child_options(self, opts)
         self.rule_name = pulumi.Output.from_input(None)
         self.dashboard_name = pulumi.Output.from_input(None)
-        if cfg.metrics == "prometheusOperator":
+        if cfg.metrics == "prometheusOperator" and has_kind(args.get("operatorCrds"), PROMETHEUS_RULE):
             rule = prometheus_rule(cfg, namespace)
             k8s.apiextensions.CustomResource(f"{name}-rules", api_version=rule["apiVersion"], kind=rule["kind"],
                                              metadata=rule["metadata"], spec=rule["spec"], opts=child)

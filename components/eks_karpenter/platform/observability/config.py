@@ -32,10 +32,11 @@ class ObservabilityConfig(Model):
     metrics: Literal["prometheusOperator", "ampScraper", "none"] = "prometheusOperator"
     """Where metrics go. `prometheusOperator`: the cluster runs the Prometheus Operator (e.g.
     kube-prometheus-stack); the charts create their ServiceMonitor (Karpenter) or ServiceMonitor/PodMonitor
-    (termination handler), and the alerts are a PrometheusRule. `ampScraper`: no Prometheus in the cluster; an
-    Amazon Managed Prometheus scraper (agentless) reads the controller's metrics into an AMP workspace, which
-    evaluates the same alerts as a rule group namespace. `none`: nothing is scraped and only the CloudWatch
-    alarms on the interruption queue alert."""
+    (termination handler), and the alerts are a PrometheusRule, each once the cluster has its CRD (looked up at
+    preview: a new cluster has none, and the `up` after the operator is installed adds them). `ampScraper`: no
+    Prometheus in the cluster; an Amazon Managed Prometheus scraper (agentless) reads the controller's metrics
+    into an AMP workspace, which evaluates the same alerts as a rule group namespace. `none`: nothing is scraped
+    and only the CloudWatch alarms on the interruption queue alert."""
     amp_workspace_arn: WorkspaceArn | None = None
     """With `ampScraper`: the AMP workspace to write to (and evaluate the alerts in), in the stack's region,
     partition (and `aws:allowedAccountIds`); refused with another `metrics` mode, which ignores it. Absent: one

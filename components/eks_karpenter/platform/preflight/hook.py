@@ -1,30 +1,38 @@
-"""Who answers the preflight's in-cluster look-up: the cluster's API server (a real run), or the offline plan's
-mocks, which install themselves here for the length of a run."""
+"""Who answers the in-cluster look-ups (the preflight's, and which CRDs a cluster has): the cluster's API server
+(a real run), or the offline plan's mocks, which install themselves here for the length of a run."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-InClusterLookup = Callable[[dict[str, Any]], dict[str, Any]]
+from eks_karpenter.platform.adopted import CRDS_TOKEN
+
+InClusterLookup = Callable[[str, dict[str, Any]], dict[str, Any]]
+"""(token, request) -> answer; the token names the look-up (`IN_CLUSTER_TOKEN`, `CRDS_TOKEN`)."""
 
 
-def _real(request: dict[str, Any]) -> dict[str, Any]:
-    from eks_karpenter.platform.preflight.probe import probe
+def _real(token: str, request: dict[str, Any]) -> dict[str, Any]:
+    from eks_karpenter.platform.preflight import probe
 
-    return probe(request)
+    return probe.crds(request) if token == CRDS_TOKEN else probe.probe(request)
 
 
 _lookup: InClusterLookup = _real
 
 
 def set_in_cluster_lookup(lookup: InClusterLookup | None) -> InClusterLookup:
-    """Answer the in-cluster look-up with `lookup` (None: the API server again); returns the previous one."""
+    """Answer the in-cluster look-ups with `lookup` (None: the API server again); returns the previous one."""
     global _lookup
     previous, _lookup = _lookup, lookup or _real
     return previous
 
 
-def in_cluster(request: dict[str, Any]) -> dict[str, Any]:
-    """The in-cluster look-up's answer to `request` (see lookup.py for what it asks)."""
-    return _lookup(request)
+def in_cluster(request: dict[str, Any], token: str) -> dict[str, Any]:
+    """The answer of the in-cluster look-up `token` to `request` (see lookup.py for what each asks)."""
+    return _lookup(token, request)
+
+
+def offline() -> bool:
+    """Whether the look-ups are answered offline (the plan engine's mocks), not by a cluster and AWS."""
+    return _lookup is not _real

@@ -1,5 +1,6 @@
 """The preflight's look-ups: AWS through Pulumi invokes (the offline plan's mocks answer them), the cluster's API
-through `in_cluster_lookup` (the offline plan answers it too; a real run asks the API server)."""
+through `in_cluster_lookup` (the offline plan answers it too; a real run asks the API server). Also which CRDs
+a cluster has (`cluster_crds`), for a created cluster too."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pulumi_aws as aws
 from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.platform.adopted import (
+    CRDS_TOKEN,
+    IN_CLUSTER_TOKEN,
     OFFLINE_PLACEHOLDER,
     ClusterFacts,
     InCluster,
@@ -93,7 +96,7 @@ def run_preflight(cfg: StackConfig, source: str, project: str, stack: str) -> tu
     if cfg.cluster.preflight:
         request = in_cluster_request(cfg, project, stack, found.endpoint,
                                      found.certificate_authorities[0].data or "")
-        in_cluster = InCluster.from_answer(ask_cluster(request))
+        in_cluster = InCluster.from_answer(ask_cluster(request, IN_CLUSTER_TOKEN))
         skipped = unauthenticated_preview(in_cluster, name, deployer, _previewing())
         if skipped:
             pulumi.log.warn(skipped)
@@ -151,3 +154,26 @@ def warn_unchecked(cfg: StackConfig) -> None:
     if cfg.cluster.existing and not cfg.cluster.preflight:
         pulumi.log.warn("cluster.preflight is off: existing Helm releases, Karpenter CRDs and the deployer's access "
                         "to the cluster's API are not checked before installing")
+
+
+def cluster_crds(cfg: StackConfig, existing: aws.eks.GetClusterResult | None,
+                 groups: tuple[str, ...]) -> tuple[frozenset[str], str]:
+    """(names of the cluster's CRDs in `groups`, why none could be read: "" when they were). Asked at preview,
+    before anything is registered: a created cluster that does not exist yet (its first `up`) has none, and is
+    not asked; one that exists, or an adopted one, is asked through its API as the deployer."""
+    cluster = existing
+    if cluster is None:
+        try:
+            cluster = aws.eks.get_cluster(name=cfg.cluster.name)
+        except Exception as exc:  # the provider reports a missing cluster as a failed invoke, whatever its type
+            return frozenset(), f"cluster {cfg.cluster.name} is not there to ask ({_reason(exc)}): a cluster not " \
+                "created yet has none"
+    creds = cfg.access.provider_credentials
+    answer = ask_cluster({
+        "clusterName": cfg.cluster.name, "endpoint": cluster.endpoint, "region": cfg.region,
+        "certificateAuthority": cluster.certificate_authorities[0].data or "",
+        "roleArn": creds.role_arn, "profile": creds.profile, "groups": list(groups),
+    }, CRDS_TOKEN)
+    if answer.get("error") or not answer.get("reachable", True):
+        return frozenset(), f"its CRDs could not be listed: {answer.get('error') or 'API server unreachable'}"
+    return frozenset(str(c) for c in answer.get("crds", [])), ""

@@ -1,6 +1,6 @@
-"""The in-cluster look-up of a real run: the adopted cluster's API server, asked as the deployer (the same
-`aws eks get-token` credentials as the stack's Kubernetes provider). Needs the `kubernetes` package
-(`eks-karpenter[smoke]`); the offline plan never gets here (its mocks answer instead)."""
+"""The in-cluster look-ups of a real run: the cluster's API server, asked as the deployer (the identity of the
+stack's Kubernetes provider, with a token minted in-process: platform/cluster_access.py); the offline plan never
+gets here (its mocks answer instead)."""
 
 from __future__ import annotations
 
@@ -10,22 +10,40 @@ import json
 from typing import Any
 
 from eks_karpenter.labels import RELEASE_OWNER_LABEL
-from eks_karpenter.platform.cluster.plan import exec_kubeconfig
+from eks_karpenter.platform.cluster_access import ClusterAccess
 from eks_karpenter.platform.kube import KubeApi, KubeError
 from eks_karpenter.platform.preflight.checks import CRD_GROUPS
 
 
+def request_access(request: dict[str, Any]) -> ClusterAccess:
+    """The cluster and credentials an in-cluster request names."""
+    return ClusterAccess(request["clusterName"], request["endpoint"], request["certificateAuthority"],
+                         request["region"], role_arn=request.get("roleArn"), profile=request.get("profile"))
+
+
 def probe(request: dict[str, Any]) -> dict[str, Any]:
     """Answer an in-cluster request (see lookup.py) from the cluster's API server."""
-    kubeconfig = json.loads(exec_kubeconfig(request["clusterName"], request["endpoint"],
-                                            request["certificateAuthority"], request["region"],
-                                            role_arn=request.get("roleArn"), profile=request.get("profile")))
     try:
-        api = KubeApi.from_kubeconfig(kubeconfig)
+        api = KubeApi.for_cluster(request_access(request))
     except KubeError as exc:
-        return {"reachable": False, "error": f"{exc} (install it with `pip install 'eks-karpenter[smoke]'`, or set "
-                "eks-karpenter:cluster.preflight: false to skip these checks)"}
+        return {"reachable": False, "error": f"{exc} (or set eks-karpenter:cluster.preflight: false to skip these "
+                "checks)"}
     return answer(api, request)
+
+
+def crds(request: dict[str, Any]) -> dict[str, Any]:
+    """Answer a CRD look-up (lookup.py, `cluster_crds`): the names of the cluster's CRDs in `groups`."""
+    try:
+        return crds_answer(KubeApi.for_cluster(request_access(request)), request)
+    except KubeError as exc:
+        return {"reachable": exc.reachable, "status": exc.status, "error": str(exc)}
+
+
+def crds_answer(api: KubeApi, request: dict[str, Any]) -> dict[str, Any]:
+    """The CRD look-up read through `api` (tested against the fake API server)."""
+    groups = set(request.get("groups", []))
+    return {"reachable": True, "crds": sorted(c["metadata"]["name"] for c in api.list_crds()
+                                              if c["spec"]["group"] in groups)}
 
 
 def answer(api: KubeApi, request: dict[str, Any]) -> dict[str, Any]:

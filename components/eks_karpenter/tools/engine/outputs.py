@@ -18,10 +18,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from eks_karpenter.arns import partition_of
+from eks_karpenter.arns import EXAMPLE_ACCOUNT, partition_of
 from eks_karpenter.tools.engine.replacements import REPLACE_ON_CHANGE, replacing_paths
 
-ACCOUNT_ID = "123456789012"
+ACCOUNT_ID = EXAMPLE_ACCOUNT  # the offline plan runs as the example account of the shipped stacks
 """Placeholder account: every ARN in an offline plan uses it."""
 
 CA_DATA = "LS0tLS1CRUdJTiBQTEFDRUhPTERFUiBDQS0tLS0t"  # base64 of a placeholder PEM header

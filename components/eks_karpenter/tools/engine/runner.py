@@ -199,10 +199,9 @@ def _run_mocked(func: Callable[[], object], project: str, stack: str, config: di
     error: BaseException | None = None
     _sdk_resource._resolve_depends_on_urns = resolve_and_record  # type: ignore[attr-defined]
     # The preflight's in-cluster look-up goes to the mocks too, as an invoke: offline, no API server is asked.
-    from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN
     from eks_karpenter.platform.preflight.hook import set_in_cluster_lookup
 
-    real_in_cluster = set_in_cluster_lookup(lambda request: mocks.answer(IN_CLUSTER_TOKEN, request))
+    real_in_cluster = set_in_cluster_lookup(mocks.answer)
     try:
         _sync_await(_stack.run_pulumi_func(lambda: _stack.run_in_stack(func)))  # type: ignore[arg-type]
     except Exception as exc:
