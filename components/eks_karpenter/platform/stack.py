@@ -29,7 +29,12 @@ from eks_karpenter.config.stackfile import provider_config_keys, read_stack_file
 from eks_karpenter.platform.access.config import AccessConfig, Arn
 from eks_karpenter.platform.access.guardrails import pool_rights_issues
 from eks_karpenter.platform.access.plan import aws_provider_identity
-from eks_karpenter.platform.access.rules import provider_identity_issues, validate_access, with_provider_identity
+from eks_karpenter.platform.access.rules import (
+    created_cluster_issues,
+    provider_identity_issues,
+    validate_access,
+    with_provider_identity,
+)
 from eks_karpenter.platform.cluster.config import Cidr, ClusterConfig, ClusterName
 from eks_karpenter.platform.cluster.rules import (
     validate_cluster,
@@ -255,6 +260,9 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     issues += account_problems
     parsed: dict[str, Any] = {"region": region if not region_problems else "us-east-1"}
     issues += _apply_cluster_name(config, raw, project, parsed, failed)
+    access = raw.get("access")
+    # A deployer the shortcut wrote is reported at the key the stack file has (`<project>:deployerArn`).
+    from_shortcut = f"{project}:deployerArn" in config and not (isinstance(access, dict) and "deployers" in access)
     issues += _apply_deployer_shortcuts(config, raw, project, parsed, failed)
     fields = StackConfig.__pydantic_fields__
     # Only the sections the file gives are validated (`_section_adapter`); one it leaves out takes its model's
@@ -291,8 +299,11 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     cfg = StackConfig.model_construct(**parsed)
     issues += validate_stack(cfg, project, failed=frozenset(failed), accounts=accounts, today=today)
     if issues:
-        raise ConfigError(source, [dataclasses.replace(i, message=in_namespace(i.message, project))
-                                   for i in issues], lines)
+        written = (_key("access", project), "deployers", 0, "principalArn")
+        raise ConfigError(source, [dataclasses.replace(
+            i, message=in_namespace(i.message, project),
+            path=(f"{project}:deployerArn",) if from_shortcut and i.path[:4] == written else i.path)
+            for i in issues], lines)
     # Every section was validated on its own above, and the defaults are the models' own (a test validates each):
     # re-validating the whole would only build StackConfig's own validator, a fifth of a cold validation's cost.
     return cfg
@@ -431,6 +442,9 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
             at_pools=at("nodePools"), at_classes=at("nodeClasses"))
     if ok("access"):
         issues += validate_access(cfg.access, at("access"), cfg.region)
+    if ok("access", "cluster") and not cfg.cluster.existing:
+        issues += created_cluster_issues(cfg.access, at("access"), at_cluster=at("cluster"),
+                                         aws_auth_compatibility=cfg.cluster.aws_auth_compatibility)
     if ok("access", "cluster") and not cfg.cluster.existing and not cfg.access.deployers:
         issues.append(Issue(at("access") + ("deployers",), "required for a cluster this stack creates: EKS gives its "
                             "creator no access entry here (bootstrapClusterCreatorAdminPermissions is off), so "

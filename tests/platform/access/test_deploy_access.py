@@ -325,3 +325,87 @@ def test_an_ingress_rule_moves_to_another_group_only_by_replacement() -> None:
     from eks_karpenter.tools.engine.replacements import REPLACE_ON_CHANGE, replacing_paths
 
     assert replacing_paths(RULE, REPLACE_ON_CHANGE) == ("securityGroupId",)
+
+
+# --- access that cannot work is refused at plan time ----------------------------------------------------------
+
+SSO_NAME = "AWSReservedSSO_AdministratorAccess_0123456789abcdef"
+SSO_NO_PATH = f"arn:aws:iam::111122223333:role/{SSO_NAME}"
+SSO_SESSION = f"arn:aws:sts::111122223333:assumed-role/{SSO_NAME}/jane.doe@example.com"
+
+
+def with_deployers(*deployers: dict[str, Any]) -> dict[str, Any]:
+    config = stack_config("dev")
+    config["eks-karpenter:access"]["deployers"] = list(deployers)
+    return config
+
+
+def test_an_identity_center_role_without_its_path_is_refused_with_the_path_form() -> None:
+    config = with_deployers({"name": "laptop", "principalArn": SSO_NO_PATH.replace("111122223333", "123456789012")})
+    text = refusal(config)
+    assert "eks-karpenter:access.deployers[0].principalArn: an IAM Identity Center role without its path" in text
+    assert "principalArn is invalid" in text
+    assert f"arn:aws:iam::123456789012:role/aws-reserved/sso.amazonaws.com/[<region>/]{SSO_NAME}" in text
+    assert f"aws iam get-role --role-name {SSO_NAME} --query Role.Arn" in text
+    assert "aws iam list-roles --path-prefix /aws-reserved/sso.amazonaws.com/" in text
+
+
+def test_an_identity_center_role_without_its_path_is_refused_as_admin_and_team_principal() -> None:
+    config = stack_config("prod")
+    config["eks-karpenter:access"]["clusterAdmins"][0] = SSO_NO_PATH.replace("111122223333", "123456789012")
+    assert "eks-karpenter:access.clusterAdmins[0]: an IAM Identity Center role without its path" in refusal(config)
+
+
+def test_an_identity_center_session_arn_is_refused_with_the_role_and_its_path() -> None:
+    config = with_deployers({"name": "laptop", "principalArn": SSO_SESSION.replace("111122223333", "123456789012")})
+    text = refusal(config)
+    assert "access.deployers[0].principalArn: a session ARN (assumed-role, as `aws sts get-caller-identity` " \
+           "prints it)" in text
+    assert f"arn:aws:iam::123456789012:role/aws-reserved/sso.amazonaws.com/[<region>/]{SSO_NAME}" in text
+
+
+def test_a_plain_session_arn_names_the_role_behind_it() -> None:
+    config = with_deployers({"name": "ci", "principalArn": "arn:aws:sts::123456789012:assumed-role/github-deploy/"
+                             "GitHubActions"})
+    text = refusal(config)
+    assert "a session ARN (assumed-role) changes with every login: give the role, " \
+           "arn:aws:iam::123456789012:role/github-deploy" in text
+
+
+def test_the_template_prompt_names_the_key_it_wrote() -> None:
+    config = {"aws:region": "eu-west-1", "eks-karpenter:clusterName": "platform",
+              "eks-karpenter:deployerArn": SSO_NO_PATH.replace("111122223333", "123456789012"),
+              "eks-karpenter:deployerCidr": "198.51.100.7/32"}
+    assert "eks-karpenter:deployerArn: an IAM Identity Center role without its path" in refusal(config)
+
+
+def test_the_template_prompt_says_how_to_find_the_role_with_its_path() -> None:
+    import yaml
+
+    from tests.support import REPO
+
+    project = yaml.safe_load((REPO / "templates" / "eks-karpenter" / "Pulumi.yaml").read_text())
+    prompt = project["template"]["config"]["deployerArn"]["description"]
+    assert "aws-reserved/sso.amazonaws.com/" in prompt and "aws iam get-role" in prompt
+    assert "Not the assumed-role ARN `aws sts get-caller-identity` prints" in prompt
+
+
+def test_a_created_cluster_whose_only_deployer_is_read_only_is_refused() -> None:
+    text = refusal(with_deployers({"name": "preview", "principalArn": PREVIEW, "role": "preview"}))
+    assert "eks-karpenter:access.deployers: no `deploy` deployer" in text and "role: deploy" in text
+
+
+def test_an_adopted_cluster_may_list_only_a_preview_deployer() -> None:
+    config = stack_config("brownfield")
+    config["eks-karpenter:access"] = {"deployers": [{"name": "preview", "principalArn": PREVIEW,
+                                                     "role": "preview"}]}
+    load(config)
+
+
+def test_assuming_the_preview_role_for_every_run_is_refused() -> None:
+    config = stack_config("dev")
+    config["aws:assumeRoles"] = [{"roleArn": PREVIEW}]
+    text = refusal(config)
+    assert "aws:assumeRoles: the last role is the read-only preview deployer 'preview'" in text
+    config["aws:assumeRoles"] = [{"roleArn": CI}]
+    load(config)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from eks_karpenter import versions
+from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.labels import SYSTEM_NODE_LABEL
 from eks_karpenter.platform.interruption import INTERRUPTION_EVENTS
 from eks_karpenter.tools.engine import PlanDocument, PlannedResource, plan_program
@@ -426,18 +427,14 @@ def test_prod_kms_key_is_protected() -> None:
     assert key.options.get("protect") is True
 
 
-@pytest.mark.slow
-def test_aws_auth_mapping_only_in_explicit_compatibility_mode(tmp_path: Path) -> None:
+def test_aws_auth_compatibility_is_refused_on_a_created_cluster(tmp_path: Path) -> None:
+    # pulumi-eks would write aws-auth as the creator, who has no admin entry: a 401 with the cluster half-built.
     assert "roleMappings" not in only(plan_stack("dev"), EKS).inputs
     cfg = stack_config("dev")
     cfg["eks-karpenter:cluster"].update(authenticationMode="API_AND_CONFIG_MAP", awsAuthCompatibility=True)
     result = plan_config(cfg, tmp_path, stack="compat")
-    assert result.error is None, result.error
-    doc = result.document
-    cluster = only(doc, EKS).inputs
-    assert cluster["authenticationMode"] == "API_AND_CONFIG_MAP"
-    assert cluster["roleMappings"] == [{"roleArn": doc.outputs["nodeRoleArn"],
-                                        "username": "system:node:{{EC2PrivateDNSName}}",
-                                        "groups": ["system:bootstrappers", "system:nodes"]}]
-    node_entry = only(doc, "aws:eks/accessEntry:AccessEntry", "karpenter-iam-node-access")
-    assert node_entry.inputs["type"] == "EC2_LINUX"  # still there
+    assert isinstance(result.error, ConfigError)
+    text = str(result.error)
+    assert "eks-karpenter:cluster.awsAuthCompatibility: not on a cluster this stack creates" in text
+    assert "writes the aws-auth ConfigMap as the cluster's creator" in text and "401" in text
+    assert result.document.resources == []

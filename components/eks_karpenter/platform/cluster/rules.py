@@ -39,12 +39,11 @@ def validate_cluster(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[I
     if cfg.is_set("preflight"):
         issues.append(Issue(at + ("preflight",), "only applies to an existing cluster (existing: true): a cluster "
                             "this stack creates has nothing installed to check", cfg.preflight))
+    # awsAuthCompatibility itself is refused on a created cluster by the access rules, which say why.
     if cfg.authentication_mode == "API_AND_CONFIG_MAP" and not cfg.aws_auth_compatibility:
         issues.append(Issue(at + ("authenticationMode",), "API_AND_CONFIG_MAP keeps the aws-auth ConfigMap "
-                            "alive; set awsAuthCompatibility: true to opt in explicitly", cfg.authentication_mode))
-    if cfg.aws_auth_compatibility and cfg.authentication_mode == "API":
-        issues.append(Issue(at + ("awsAuthCompatibility",), "aws-auth is ignored in API mode; set "
-                            "authenticationMode: API_AND_CONFIG_MAP or drop this", True))
+                            "alive, which nothing on a cluster this stack creates uses (nodes and people get access "
+                            "entries): use API, the default", cfg.authentication_mode))
     if not cfg.endpoint_private_access and not cfg.endpoint_public_access:
         issues.append(Issue(at + ("endpointPrivateAccess",), "at least one of endpointPrivateAccess and "
                             "endpointPublicAccess must be true", False))
