@@ -35,7 +35,7 @@ from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
 from eks_karpenter.platform.karpenter.teardown_hooks import GUARD_CONFIGMAP, TeardownHooks
-from eks_karpenter.platform.lookups import check_pins
+from eks_karpenter.platform.lookups import check_caller, check_pins
 from eks_karpenter.platform.migration import Migration, with_opt_in_taint
 from eks_karpenter.platform.migration.component import LegacyGroupFacts
 from eks_karpenter.platform.migration.config import MigrationConfig
@@ -99,9 +99,10 @@ def build_platform(cfg: StackConfig) -> None:
     _, source = locate_stack_file(project, pulumi.get_stack())
     st = _Stack(cfg, tags.base_tags(cfg.cluster.name, cfg.tags), project, source,
                 IamNames(cfg.cluster.name, cfg.region, cfg.iam_names))
-    # An existing cluster is looked up and checked before anything is registered: a refusal (nodes that could
-    # never join, an API the deployer cannot reach, a release or CRDs in the way, a pin that does not exist)
-    # leaves nothing half-created.
+    # Who runs this, then an existing cluster, are looked up and checked before anything is registered: a refusal
+    # (an undeclared identity, nodes that could never join, an API the deployer cannot reach, a release or CRDs in
+    # the way, a pin that does not exist) leaves nothing half-created.
+    check_caller(cfg.access, cluster_created=not cfg.cluster.existing, source=source, project=project)
     existing, facts = run_preflight(cfg, source, project, pulumi.get_stack()) if cfg.cluster.existing \
         else (None, None)
     warn_unchecked(cfg)
@@ -190,6 +191,7 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
         "tags": st.tags, "awsAuthRoleArns": [node_role.role_arn],
         "lookupOidcProvider": cfg.karpenter.identity == "irsa", "deletionProtection": cfg.protect,
         "providerCredentials": cfg.access.provider_credentials, "deployers": cfg.access.deployers,
+        "clusterAdmins": cfg.access.cluster_admins,
         "adminsComponent": "access", "source": st.source,
         "configPath": (f"{st.project}:cluster",), "existingCluster": existing,
         "protect": cfg.protect, "iamNames": st.iam, "permissionsBoundary": cfg.permissions_boundary,
@@ -199,9 +201,10 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
 
 
 def _access(st: _Stack, cluster: Cluster, node_role_name: str) -> Access | None:
-    """People, CI roles and consumer stacks' deploy roles: access entries with access-policy associations."""
+    """Teams and consumer stacks' deploy roles: access entries with access-policy associations (the cluster
+    admins' are the Cluster component's, beside the deployers')."""
     cfg = st.cfg
-    if not (cfg.access.cluster_admins or cfg.access.teams):
+    if not cfg.access.teams:
         return None
     return Access("access", {
         "clusterName": st.name, "region": cfg.region, "config": cfg.access, "configPath": (f"{st.project}:access",),
@@ -395,7 +398,7 @@ def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole,
         p.name: [{"local": w.local, "utc": w.utc, "budget": w.budget, "daylightSaving": w.daylight_saving}
                  for w in render_windows(p.disruption.windows, p.disruption.time_zone, today())]
         for p in cfg.node_pools if p.disruption.windows})
-    pulumi.export("accessPrincipals", [e.principal_arn for e in access_entries(cfg.access)] if access else [])
+    pulumi.export("accessPrincipals", [e.principal_arn for e in access_entries(cfg.access)])
     pulumi.export("teamNamespaces", {team.name: list(team.namespaces) for team in cfg.access.teams})
     pulumi.export("vpcId", network.vpc_id)
     pulumi.export("privateSubnetIds", network.private_subnet_ids)

@@ -1,12 +1,14 @@
-"""Pins checked at preview against the account's region (issue 23), before anything is registered.
+"""What only the account knows, checked at preview against the account's region, before anything is registered.
 
-With credentials (`pulumi preview`/`up`, `infra plan --live`) the program asks AWS whether what it pins exists for
-the cluster's Kubernetes minor; offline the plan engine's mocks answer (tools/engine/mocks.py), and tests answer
-with fixtures that include missing versions:
+With credentials (`pulumi preview`/`up`, `infra plan --live`) the program asks AWS; offline the plan engine's mocks
+answer (tools/engine/mocks.py), and tests answer with fixtures that include what is missing:
 
+- who runs it (`aws.get_caller_identity`): a declared deployer or cluster admin, and not the read-only preview
+  deployer for an `up` (access/rules.py, `caller_issues`);
 - each EKS add-on version (`aws.eks.get_addon_version`: EKS's default and newest version for the minor). A pin
-  newer than the newest cannot exist and fails, naming both; a pin that is neither is reported as unconfirmed
-  (the invoke names only those two: `eks-karpenter pins --live` lists them all);
+  newer than the newest cannot exist and fails, naming both; a pin that is neither is reported as unconfirmed.
+  No data source lists every version (the invoke, like Terraform's `aws_eks_addon_version`, names only those
+  two): `eks-karpenter pins --live` reads them all (DescribeAddonVersions) and fails on a pin EKS does not offer;
 - the AMI behind each EC2NodeClass alias, for each architecture its NodePools admit: the public SSM parameter
   Karpenter itself resolves (`al2023@`, `al2@`, `bottlerocket@`). A missing one fails, naming the newest release;
 - the system and spot node groups' AMI release: the EKS-optimized `recommended/release_version` parameter for
@@ -14,7 +16,6 @@ with fixtures that include missing versions:
 
 The parameter names are pure functions, tested on their own; `check_pins` does the invokes.
 """
-
 from __future__ import annotations
 
 import re
@@ -26,9 +27,12 @@ import pulumi_aws as aws
 from eks_karpenter import versions
 from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
 from eks_karpenter.labels import ARCH
+from eks_karpenter.platform.access.config import AccessConfig
+from eks_karpenter.platform.access.rules import caller_issues
 from eks_karpenter.platform.nodepool.config import NodeClassConfig, NodePoolConfig
 
 ADDON_TOKEN = "aws:eks/getAddonVersion:getAddonVersion"
+CALLER_TOKEN = "aws:index/getCallerIdentity:getCallerIdentity"
 SSM_TOKEN = "aws:ssm/getParameter:getParameter"
 ARCHITECTURES = {"amd64": "x86_64", "arm64": "arm64"}
 """Kubernetes architecture -> the name in EKS's and Bottlerocket's SSM paths."""
@@ -208,3 +212,13 @@ def check_pins(minor: str, *, addons: dict[str, str] | None, classes: Sequence[N
     warnings += node_group_warnings(minor, node_groups)
     for warning in warnings:
         pulumi.log.warn(warning)
+
+
+def check_caller(access: AccessConfig, *, cluster_created: bool, source: str, project: str) -> None:
+    """The identity this run acts as (environment credentials, a profile, or `aws:assumeRoles`: the default AWS
+    provider's) against the declared deployers; raises `ConfigError` naming `access.deployers`."""
+    caller = str(aws.get_caller_identity().arn)
+    issues = caller_issues(caller, access, (f"{project}:access",), dry_run=pulumi.runtime.is_dry_run(),
+                           cluster_created=cluster_created)
+    if issues:
+        raise ConfigError(source, issues)

@@ -212,12 +212,32 @@ def test_a_cluster_admin_moved_to_deployers_keeps_its_entry() -> None:
     # dev listed its SSO admin under clusterAdmins before deployers existed: the deployer entry is that entry.
     doc = plan_stack("dev")
     [entry] = [r for r in doc.by_type(ENTRY) if r.name == "cluster-deployer-laptop"]
+    admin = "admin-123456789012-role-awsreservedsso_platformadmin_0123456789abcdef"
     assert entry.options["aliases"] == [
-        "urn:pulumi:dev::eks-karpenter::eks-karpenter:index:Access$aws:eks/accessEntry:AccessEntry::"
-        "access-admin-123456789012-role-awsreservedsso_platformadmin_0123456789abcdef"]
+        f"urn:pulumi:dev::eks-karpenter::eks-karpenter:index:Access$aws:eks/accessEntry:AccessEntry::access-{admin}",
+        f"urn:pulumi:dev::eks-karpenter::eks-karpenter:index:Cluster$aws:eks/accessEntry:AccessEntry::cluster-{admin}"]
     [assoc] = [r for r in doc.by_type(ASSOC) if r.parent == entry.urn]
-    assert assoc.options["aliases"][0].startswith(
-        "urn:pulumi:dev::eks-karpenter::eks-karpenter:index:Access$aws:eks/accessEntry:AccessEntry$")
+    assert [a.split("::")[2] for a in assoc.options["aliases"]] == [
+        "eks-karpenter:index:Access$aws:eks/accessEntry:AccessEntry$" + ASSOC,
+        "eks-karpenter:index:Cluster$aws:eks/accessEntry:AccessEntry$" + ASSOC]
+
+
+def test_cluster_admins_are_awaited_like_deployers() -> None:
+    # Any cluster admin may run `up`: the provider waits for their entries, and destroy deletes them last.
+    doc = plan_stack("prod")
+    admins = stack_config("prod")["eks-karpenter:access"]["clusterAdmins"]
+    entries = {r.inputs["principalArn"]: r for r in doc.by_type(ENTRY) if r.inputs["principalArn"] in admins}
+    assert set(entries) == set(admins)
+    depends = set(provider(doc).options["dependsOn"])
+    for entry in entries.values():
+        [assoc] = [r for r in doc.by_type(ASSOC) if r.parent == entry.urn]
+        assert {entry.urn, assoc.urn} <= depends
+        assert assoc.inputs["policyArn"] == POLICY + "AmazonEKSClusterAdminPolicy"
+        # Made by the Access component before: moved with an alias, not replaced.
+        assert entry.name.startswith("cluster-admin-")
+        assert entry.options["aliases"] == [entry.urn.replace("eks-karpenter:index:Cluster$", "eks-karpenter:index:"
+                                                              "Access$").replace("::cluster-admin-", "::access-admin-")]
+    assert doc.outputs["accessPrincipals"] == admins
 
 
 # --- one identity for both providers ---------------------------------------------------------------------------
@@ -409,3 +429,78 @@ def test_assuming_the_preview_role_for_every_run_is_refused() -> None:
     assert "aws:assumeRoles: the last role is the read-only preview deployer 'preview'" in text
     config["aws:assumeRoles"] = [{"roleArn": CI}]
     load(config)
+
+
+# --- the identity running the program, resolved at preview ------------------------------------------------------
+
+CALLER = "aws:index/getCallerIdentity:getCallerIdentity"
+
+
+def as_caller(arn: str) -> dict[str, Any]:
+    return {CALLER: {"accountId": "123456789012", "userId": "AROAEXAMPLE:session", "arn": arn}}
+
+
+def run_as(stack: str, arn: str, preview: bool = False) -> Any:
+    from eks_karpenter.tools.engine import run_plan
+
+    from tests.support import REPO
+
+    return run_plan(REPO, stack, invoke_results=as_caller(arn), preview=preview)
+
+
+def test_offline_the_plan_runs_as_the_first_deploy_deployer_session() -> None:
+    doc = plan_stack("dev")
+    assert CALLER in [i.token for i in doc.invokes]
+    from eks_karpenter.tools.engine.mocks import plan_caller
+
+    laptop = stack_config("dev")["eks-karpenter:access"]["deployers"][0]["principalArn"]
+    name = laptop.rsplit("/", 1)[1]
+    assert plan_caller(flat(stack_config("dev")), "eks-karpenter") == \
+        f"arn:aws:sts::123456789012:assumed-role/{name}/eks-karpenter-plan"
+
+
+def test_an_identity_center_session_matches_its_declared_role_by_name() -> None:
+    # The session ARN has no IAM path; the declared role has aws-reserved/sso.amazonaws.com/eu-west-1/.
+    result = run_as("dev", "arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_PlatformAdmin_0123456789abcdef/"
+                    "jane.doe@example.com")
+    assert result.error is None, result.error
+
+
+@pytest.mark.parametrize("arn", [
+    "arn:aws:sts::123456789012:assumed-role/someone-else/session",
+    "arn:aws:iam::123456789012:user/jane",
+    "arn:aws:iam::123456789012:root",
+    "arn:aws:sts::999999999999:assumed-role/github-deploy/ci-run-1",  # the CI role's name, in another account
+    "arn:aws:sts::123456789012:assumed-role/team-batch-deploy/ci",  # a team's principal: namespace access only
+])
+def test_an_undeclared_caller_is_refused_before_anything_is_registered(arn: str) -> None:
+    result = run_as("dev", arn)
+    assert isinstance(result.error, ConfigError)
+    text = str(result.error)
+    assert f"eks-karpenter:access.deployers: `pulumi up` (or destroy) runs as {arn}" in text
+    assert "not a declared deployer or cluster admin" in text and "aws iam get-role" in text
+    assert [r for r in result.document.resources if r.custom] == []
+
+
+def test_the_preview_deployer_may_preview_but_not_up() -> None:
+    session = "arn:aws:sts::123456789012:assumed-role/github-preview/GitHubActions"
+    assert run_as("dev", session, preview=True).error is None
+    result = run_as("dev", session)
+    assert isinstance(result.error, ConfigError)
+    text = str(result.error)
+    assert "eks-karpenter:access.deployers[2].role: " + session + " is the read-only deployer 'preview'" in text
+    assert "may run `pulumi preview`, not `pulumi up` or destroy" in text
+    assert [r for r in result.document.resources if r.custom] == []
+
+
+def test_an_undeclared_caller_is_refused_at_preview_too() -> None:
+    result = run_as("dev", "arn:aws:sts::123456789012:assumed-role/someone-else/s", preview=True)
+    assert isinstance(result.error, ConfigError) and "`pulumi preview` runs as" in str(result.error)
+
+
+def test_a_cluster_admin_may_run_up() -> None:
+    assert run_as("prod", "arn:aws:sts::123456789012:assumed-role/platform-break-glass/oncall").error is None
+
+
+def test_an_adopted_cluster_without_deployers_is_not_checked() -> None:
+    assert run_as("brownfield", "arn:aws:iam::123456789012:user/someone").error is None

@@ -121,8 +121,16 @@ def admin_entry_key(principal_arn: str) -> str:
 
 
 def access_entries(cfg: AccessConfig) -> list[PlannedEntry]:
-    """Every entry to create: cluster admins (cluster scope), then each team's principals (namespace scope)."""
-    out = [PlannedEntry(admin_entry_key(arn), arn, "clusterAdmin", (), None) for arn in cfg.cluster_admins]
+    """Every entry of `clusterAdmins` and `teams`: cluster admins (cluster scope), then each team's principals
+    (namespace scope). The admins' entries are made beside the deployers' (`deployer_entries`), the teams' by the
+    Access component (`team_entries`)."""
+    return [PlannedEntry(admin_entry_key(arn), arn, "clusterAdmin", (), None) for arn in cfg.cluster_admins] + \
+        team_entries(cfg)
+
+
+def team_entries(cfg: AccessConfig) -> list[PlannedEntry]:
+    """Each team's principals' entries (namespace scope)."""
+    out: list[PlannedEntry] = []
     for team in cfg.teams:
         groups = (team_group(team.name),) if team.node_pools else ()
         out += [PlannedEntry(f"team-{team.name}-{_slug(arn)}", arn, team.policy, tuple(team.namespaces), team.name,
@@ -146,10 +154,12 @@ DEPLOYER_POLICIES: dict[str, Literal["clusterAdmin", "adminView"]] = {"deploy": 
 """A deployer's role -> its access policy (cluster scope)."""
 
 
-def deployer_entries(deployers: list[Deployer]) -> list[PlannedEntry]:
-    """The access entry of each deployer: cluster scope, keyed by the deployer's name."""
-    return [PlannedEntry(f"deployer-{d.name}", d.principal_arn, DEPLOYER_POLICIES[d.role], (), None)
-            for d in deployers]
+def deployer_entries(deployers: list[Deployer], cluster_admins: Sequence[str] = ()) -> list[PlannedEntry]:
+    """The access entry of each deployer, keyed by the deployer's name, then of each cluster admin (keyed by
+    `admin_entry_key`): cluster scope, the entries of everyone who may run `pulumi up`."""
+    return [*(PlannedEntry(f"deployer-{d.name}", d.principal_arn, DEPLOYER_POLICIES[d.role], (), None)
+              for d in deployers),
+            *(PlannedEntry(admin_entry_key(arn), arn, "clusterAdmin", (), None) for arn in cluster_admins)]
 
 
 @dataclass(frozen=True)

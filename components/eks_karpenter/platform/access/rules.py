@@ -187,3 +187,34 @@ def with_provider_identity(cfg: AccessConfig, aws: AwsIdentity) -> AccessConfig:
     values: dict[str, Any] = {"role_arn": creds.role_arn or aws.role_arn, "profile": creds.profile or aws.profile}
     merged = ProviderCredentials.model_construct(None, **{k: v for k, v in values.items() if v is not None})
     return cfg.model_copy(update={"provider_credentials": merged})
+
+
+def caller_issues(caller_arn: str, cfg: AccessConfig, at: KeyPath, *, dry_run: bool,
+                  cluster_created: bool) -> list[Issue]:
+    """The identity running this `pulumi preview` or `up` (`caller_arn`, as STS names it) must be declared: a
+    deployer (a `preview` one for previews only) or a cluster admin. Anyone else has no cluster-wide access entry,
+    so the first Kubernetes call fails (401 or 403) with the cluster half-changed. An assumed role's session ARN
+    carries no IAM path, so roles are matched by account and name. Checked on a cluster this stack creates, and
+    on an adopted one that lists deployers (otherwise its access is the cluster's own business)."""
+    if not cluster_created and not cfg.deployers:
+        return []
+    who = caller_role_arn(caller_arn) or caller_arn
+    run = "`pulumi preview`" if dry_run else "`pulumi up` (or destroy)"
+    for d, deployer in enumerate(cfg.deployers):
+        if not same_principal(who, deployer.principal_arn):
+            continue
+        if deployer.role == "preview" and not dry_run:
+            return [Issue(at + ("deployers", d, "role"), f"{caller_arn} is the read-only deployer "
+                          f"{deployer.name!r}: it may run `pulumi preview`, not `pulumi up` or destroy "
+                          "(AmazonEKSAdminViewPolicy writes nothing, so the first Kubernetes change would fail "
+                          "half-way). Run this as a `deploy` deployer", deployer.role)]
+        return []
+    if any(same_principal(who, admin) for admin in cfg.cluster_admins):
+        return []
+    declared = [d.principal_arn for d in cfg.deployers] + list(cfg.cluster_admins)
+    behind = f" (role {who})" if who != caller_arn else ""
+    return [Issue(at + ("deployers",), f"{run} runs as {caller_arn}{behind}, which is not a declared deployer or "
+                  "cluster admin: it has no access entry, so its first Kubernetes call would fail with 401. Run as "
+                  "a declared deployer (AWS_PROFILE, aws:profile or aws:assumeRoles), or add this identity to "
+                  "deployers as IAM shows it (a role with its path: `aws iam get-role --role-name <name> --query "
+                  "Role.Arn`)", declared)]

@@ -58,9 +58,13 @@ class ClusterArgs(TypedDict):
     process's AWS credentials. The exported `kubeconfig` never carries them."""
     deployers: NotRequired[Sequence[Deployer]]
     """Identities that run `pulumi up` / `preview`: each gets an access entry the Kubernetes provider waits for."""
+    clusterAdmins: NotRequired[Sequence[str]]
+    """Principals with AmazonEKSClusterAdminPolicy on the cluster (`access.clusterAdmins`): any of them may run
+    `pulumi up`, so their entries are awaited like the deployers' (no destroy deletes its runner's entry first)."""
     adminsComponent: NotRequired[str]
-    """Name of the Access component whose `clusterAdmins` entries a deployer may take over: a principal moved
-    from `clusterAdmins` to `deployers` keeps its entry (an alias), instead of a second entry that EKS refuses."""
+    """Name of the Access component that held the `clusterAdmins` entries before this component did, and that a
+    deployer's entry may come from: a principal moved there keeps its entry (an alias), instead of a second
+    entry that EKS refuses."""
     protect: NotRequired[bool]
     """Protect what holds state (the EKS control plane, its secrets KMS key, its log group) from deletion and
     replacement. Only those: node groups, launch templates, add-ons and the Kubernetes provider stay
@@ -101,7 +105,8 @@ class Cluster(pulumi.ComponentResource):
     api_access: list[pulumi.Resource]
     """The tcp/443 ingress rules of `apiAccess` on the cluster security group."""
     deployer_access: list[pulumi.Resource]
-    """The deployers' access entries and policy associations, which the Kubernetes provider depends on."""
+    """The deployers' and cluster admins' access entries and policy associations, which the Kubernetes provider
+    depends on."""
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("eks-karpenter:index:Cluster", name, None, opts)
@@ -282,22 +287,28 @@ class Cluster(pulumi.ComponentResource):
         return addons
 
     def _deployers(self, name: str, args: ClusterArgs) -> list[pulumi.Resource]:
-        """One access entry and policy association per declared deployer, after the cluster (and, when this
-        stack creates it, its endpoint rules). The Kubernetes provider depends on all of them: every in-cluster
-        resource is created after them and deleted before them."""
+        """One access entry and policy association per declared deployer and cluster admin (whoever may run
+        `pulumi up`), after the cluster (and, when this stack creates it, its endpoint rules). The Kubernetes
+        provider depends on all of them: every in-cluster resource is created after them and deleted before them."""
         cfg = args["config"]
         partition = partition_of(args["region"])
         # The entries need the cluster; the cluster name alone carries no dependency on it.
         after = pulumi.ResourceOptions(parent=self, depends_on=[] if cfg.existing else [self._cluster])
         admins = args.get("adminsComponent")
         out: list[pulumi.Resource] = []
-        for entry in deployer_entries(list(args.get("deployers") or [])):
-            moved: list[pulumi.Input[str]] = []
-            moved_assoc: list[pulumi.Input[str]] = []
+        for entry in deployer_entries(list(args.get("deployers") or []), list(args.get("clusterAdmins") or [])):
+            # Where the principal's entry may have been: a cluster admin's entry in the Access component (where
+            # they were made before), or here (a cluster admin who became a deployer).
+            admin_key = admin_entry_key(entry.principal_arn)
+            olds: list[tuple[str, pulumi.Input[str] | pulumi.Resource]] = []
             if admins:
-                old = f"{admins}-{admin_entry_key(entry.principal_arn)}"
-                moved = [pulumi.create_urn(old, ENTRY_TYPE, parent=pulumi.create_urn(admins, ACCESS_TYPE))]
-                moved_assoc = [pulumi.create_urn(old, ASSOCIATION_TYPE, parent=moved[0])]
+                olds.append((f"{admins}-{admin_key}", pulumi.create_urn(admins, ACCESS_TYPE)))
+            if entry.key != admin_key:
+                olds.append((f"{name}-{admin_key}", self))
+            moved: list[pulumi.Input[str]] = [pulumi.create_urn(old, ENTRY_TYPE, parent=parent)
+                                              for old, parent in olds]
+            moved_assoc: list[pulumi.Input[str]] = [pulumi.create_urn(old, ASSOCIATION_TYPE, parent=urn)
+                                                    for (old, _), urn in zip(olds, moved, strict=True)]
             resource = aws.eks.AccessEntry(
                 f"{name}-{entry.key}", cluster_name=cfg.name, principal_arn=entry.principal_arn, type="STANDARD",
                 tags=args["tags"], opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(aliases=moved)))

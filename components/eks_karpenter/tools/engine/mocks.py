@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -11,6 +13,7 @@ from pulumi.runtime.proto import resource_pb2
 
 from eks_karpenter import versions
 from eks_karpenter.arns import dns_suffix
+from eks_karpenter.platform.access.plan import aws_provider_identity, parse_principal
 from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
 from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
@@ -37,10 +40,12 @@ class PlanMocks(pulumi.runtime.Mocks):
     """Answers registrations and invokes with deterministic placeholder state."""
 
     def __init__(self, region: str, invoke_results: dict[str, Any] | None = None,
-                 stack_outputs: dict[str, dict[str, Any]] | None = None) -> None:
+                 stack_outputs: dict[str, dict[str, Any]] | None = None, caller_arn: str | None = None) -> None:
         self.region = region
         self.invoke_results = invoke_results or {}
         self.stack_outputs = stack_outputs or {}
+        self.caller_arn = caller_arn
+        """Who the plan runs as (`getCallerIdentity`), as STS names it (`plan_caller`)."""
         self.invokes: list[PlannedInvoke] = []
 
     def new_resource(self, args: _mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
@@ -66,7 +71,35 @@ class PlanMocks(pulumi.runtime.Mocks):
         if token in self.invoke_results:
             result = self.invoke_results[token]
             return dict(result(args) if callable(result) else result)
+        if token == CALLER_TOKEN and self.caller_arn:
+            return {"accountId": ACCOUNT_ID, "arn": self.caller_arn, "userId": "PLAN"}
         return dict(_invoke(token, args, self.region))
+
+
+CALLER_TOKEN = "aws:index/getCallerIdentity:getCallerIdentity"
+PLAN_SESSION = "eks-karpenter-plan"
+
+
+def plan_caller(config: Mapping[str, str], project: str) -> str | None:
+    """Who an offline plan runs as, as STS would name it: the last role of `aws:assumeRoles`, else the stack's first
+    `deploy` deployer (or the `deployerArn` shortcut), else its first cluster admin; a role as an assumed-role
+    session, which carries no IAM path (like a real one). None: nobody is declared (the mocks' placeholder user)."""
+    principal = aws_provider_identity(config).role_arn
+    if principal is None:
+        try:
+            access = json.loads(config.get(f"{project}:access") or "{}")
+        except ValueError:
+            access = {}
+        access = access if isinstance(access, dict) else {}
+        deployers = [d for d in access.get("deployers") or [] if isinstance(d, dict)]
+        admins = [str(a) for a in access.get("clusterAdmins") or []]
+        principal = next((str(d["principalArn"]) for d in deployers
+                          if d.get("role", "deploy") == "deploy" and d.get("principalArn")), None) \
+            or config.get(f"{project}:deployerArn") or next(iter(admins), None)
+    found = parse_principal(principal) if principal else None
+    if found is not None and found.kind == "role":
+        return f"arn:{found.partition}:sts::{found.account}:assumed-role/{found.name}/{PLAN_SESSION}"
+    return principal
 
 
 class InvokeFailure(Exception):
