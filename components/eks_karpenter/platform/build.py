@@ -35,7 +35,7 @@ from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
 from eks_karpenter.platform.karpenter.teardown_hooks import GUARD_CONFIGMAP, TeardownHooks
-from eks_karpenter.platform.lookups import check_caller, check_pins
+from eks_karpenter.platform.lookups import Launcher, check_caller, check_network, check_pins, check_zones
 from eks_karpenter.platform.migration import Migration, with_opt_in_taint
 from eks_karpenter.platform.migration.component import LegacyGroupFacts
 from eks_karpenter.platform.migration.config import MigrationConfig
@@ -110,6 +110,7 @@ def build_platform(cfg: StackConfig) -> None:
         refuse_guardrails_before_1_30(cfg, existing.version, source, project)
     st = replace(st, existing=existing, facts=facts)
     _check_pins(st, existing)
+    _check_account(st)
 
     network = _network(st)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
@@ -161,6 +162,33 @@ def _check_pins(st: _Stack, existing: aws.eks.GetClusterResult | None) -> None:
                    "system": cfg.cluster.system_node_group.ami_type,
                    **{f"spot-{g.name}": g.ami_type for g in cfg.cluster.spot_node_groups}},
                source=st.source, project=project)
+
+
+def _check_account(st: _Stack) -> None:
+    """What only the account knows, before anything is registered: the zones by ID, the instance types offered
+    there, and a VPC this stack already created (a `vpcCidr` or zone change it cannot carry out)."""
+    cfg, net = st.cfg, st.cfg.network
+    at_net, at_cluster = (f"{st.project}:network",), (f"{st.project}:cluster",)
+    zones = {z: at_net + ("privateSubnetIds", z) for z in net.zones} if net.adopting else \
+        {z: at_net + ("availabilityZones", i) for i, z in enumerate(net.zones)}
+    launchers: list[Launcher] = []
+    if not cfg.cluster.existing:
+        system = cfg.cluster.system_node_group
+        launchers.append(Launcher("node group", "system", at_cluster + ("systemNodeGroup", "instanceTypes"),
+                                  tuple(system.instance_types), tuple(zones)))
+        launchers += [Launcher("node group", g.name, at_cluster + ("spotNodeGroups", i, "instanceTypes"),
+                               tuple(g.instance_types), tuple(zones))
+                      for i, g in enumerate(cfg.cluster.spot_node_groups)]
+    for i, pool in enumerate(cfg.node_pools):
+        admitted = admitted_for(render_node_pool(pool)).types
+        launchers.append(Launcher("NodePool", pool.name, (f"{st.project}:nodePools", i),
+                                  tuple(t.name for t in admitted),
+                                  tuple(z for z in zones if not pool.zones or z in pool.zones),
+                                  (*(pool.instance_types or ()), *(pool.instance_families or ()))))
+    check_zones(zones, cfg.region, control_plane=not cfg.cluster.existing, launchers=launchers, source=st.source)
+    if not net.adopting:
+        check_network(st.name, {**st.tags, **net.tags}, vpc_cidr=net.vpc_cidr, zones=net.zones, at=at_net,
+                      source=st.source)
 
 
 def _network(st: _Stack) -> Network:

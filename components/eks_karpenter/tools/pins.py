@@ -331,4 +331,15 @@ def run(args: argparse.Namespace, *, clients: tuple[Any, Any] | None = None, get
     if args.write:
         for move in write_pins(pins, args.kubernetes, args.versions_file, args.upgrading_file, today):
             print(f"wrote: {move}", file=sys.stderr)
+        return 0
+    # The full existence check (the preview's look-up sees only EKS's default and newest add-on versions).
+    missing = [p.name for p in pins if p.note.startswith(MISSING_NOTES)]
+    if missing:
+        print(f"error: pinned but not offered for Kubernetes {args.kubernetes}: {', '.join(missing)} (see the "
+              "notes; --write moves them)", file=sys.stderr)
+        return 3
     return 0
+
+
+MISSING_NOTES = ("not offered for Kubernetes", "does not resolve for Kubernetes")
+"""The notes `live_pins` gives a pin that does not exist."""

@@ -12,7 +12,8 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
 from eks_karpenter import versions
-from eks_karpenter.arns import dns_suffix
+from eks_karpenter.arns import ZONE_LETTERS, dns_suffix
+from eks_karpenter.labels import INSTANCE_GENERATION
 from eks_karpenter.platform.access.plan import aws_provider_identity, parse_principal
 from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
@@ -122,6 +123,45 @@ def _ssm_value(name: str) -> str:
     return "1.0.0-00000000"  # bottlerocket image_version: no pin of this library names one
 
 
+_DIRECTIONS = {"north": "n", "south": "s", "east": "e", "west": "w", "central": "c", "northeast": "ne",
+               "northwest": "nw", "southeast": "se", "southwest": "sw", "gov": "g", "iso": "i", "isob": "ib"}
+_ZONE_IDS = {
+    # As many older accounts see them: us-east-1e is use1-az3, a zone EKS refuses and without current types.
+    "us-east-1": {"a": "use1-az1", "b": "use1-az2", "c": "use1-az4", "d": "use1-az6", "e": "use1-az3", "f": "use1-az5"},
+    # An account sees two of us-west-1's zones.
+    "us-west-1": {"a": "usw1-az1", "c": "usw1-az3"},
+}
+LEGACY_ZONE_IDS = frozenset({"use1-az3"})
+"""Zones the mocks offer only older instance types in (generation 4 and before), as use1-az3 does."""
+
+
+def zone_ids(region: str) -> dict[str, str]:
+    """The mock account's zones: name -> zone ID (the letters of `arns.ZONE_LETTERS`, numbered in order)."""
+    if region in _ZONE_IDS:
+        return {f"{region}{letter}": zone_id for letter, zone_id in _ZONE_IDS[region].items()}
+    parts = region.split("-")
+    prefix = parts[0] + "".join(_DIRECTIONS.get(p, p[:1]) for p in parts[1:-1]) + parts[-1]
+    return {f"{region}{letter}": f"{prefix}-az{ord(letter) - ord('a') + 1}"
+            for letter in ZONE_LETTERS.get(region, "abc")}
+
+
+def _offerings(zones: list[str], region: str) -> dict[str, Any]:
+    """Every catalogued instance type in each zone asked about, but older types only in `LEGACY_ZONE_IDS`."""
+    from eks_karpenter.catalogue import load_catalogue
+
+    ids = zone_ids(region)
+    types: list[str] = []
+    locations: list[str] = []
+    for zone in zones:
+        legacy = ids.get(zone) in LEGACY_ZONE_IDS
+        for t in load_catalogue():
+            if zone in ids and (not legacy or int(t.labels.get(INSTANCE_GENERATION, "0") or 0) <= 4):
+                types.append(t.name)
+                locations.append(zone)
+    return {"instanceTypes": types, "locations": locations, "locationTypes": ["availability-zone"] * len(types),
+            "locationType": "availability-zone", "id": region}
+
+
 def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
     if token == "aws:index/getCallerIdentity:getCallerIdentity":
         return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
@@ -184,6 +224,16 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
         # Autoscaler's Deployment at one replica.
         return {"reachable": True, "helmReleases": [], "crds": [],
                 "deployments": dict.fromkeys(args.get("deployments", []), 1)}
+    if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+        ids = zone_ids(region)
+        return {"names": list(ids), "zoneIds": list(ids.values()), "groupNames": [region] * len(ids),
+                "id": region, "state": "available"}
+    if token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
+        zones = [str(v) for f in args.get("filters") or [] if f.get("name") == "location" for v in f["values"]]
+        return _offerings(zones, region)
+    if token == "aws:ec2/getVpcs:getVpcs":
+        # No VPC of this stack exists yet (a first `up`). Tests answer it with invoke_results for a used stack.
+        return {"ids": [], "id": region, "tags": args.get("tags") or {}}
     if token == "aws:iam/getRoles:getRoles":
         # A fresh account: no role matches. Tests answer it with invoke_results for a used account.
         return {"names": [], "arns": [], "id": region, **{k: v for k, v in args.items() if v is not None}}
