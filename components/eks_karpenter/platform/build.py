@@ -22,7 +22,7 @@ from eks_karpenter import tags
 from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.running import locate_stack_file
-from eks_karpenter.labels import INSTANCE_CPU
+from eks_karpenter.labels import INSTANCE_CPU, INSTANCE_FAMILY, INSTANCE_TYPE
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, pool_rights_issues, team_guardrails
 from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup
@@ -180,15 +180,25 @@ def _check_account(st: _Stack) -> None:
                                tuple(g.instance_types), tuple(zones))
                       for i, g in enumerate(cfg.cluster.spot_node_groups)]
     for i, pool in enumerate(cfg.node_pools):
-        admitted = admitted_for(render_node_pool(pool)).types
-        launchers.append(Launcher("NodePool", pool.name, (f"{st.project}:nodePools", i),
-                                  tuple(t.name for t in admitted),
-                                  tuple(z for z in zones if not pool.zones or z in pool.zones),
-                                  (*(pool.instance_types or ()), *(pool.instance_families or ()))))
+        pinned = pinned_types(pool)
+        if pinned:
+            launchers.append(Launcher("NodePool", pool.name, (f"{st.project}:nodePools", i), pinned,
+                                      tuple(z for z in zones if not pool.zones or z in pool.zones)))
     check_zones(zones, cfg.region, control_plane=not cfg.cluster.existing, launchers=launchers, source=st.source)
     if not net.adopting:
         check_network(st.name, {**st.tags, **net.tags}, vpc_cidr=net.vpc_cidr, zones=net.zones, at=at_net,
                       source=st.source)
+
+
+def pinned_types(pool: NodePoolConfig) -> tuple[str, ...]:
+    """The instance types, else the families, a pool is pinned to (its fields or an `In` requirement): what it
+    admits lies within them. Empty: it admits whole categories."""
+    for field, key in ((pool.instance_types, INSTANCE_TYPE), (pool.instance_families, INSTANCE_FAMILY)):
+        named = [*(field or ()), *(v for r in pool.requirements if r.key == key and r.operator == "In"
+                                   for v in r.values or ())]
+        if named:
+            return tuple(dict.fromkeys(named))
+    return ()
 
 
 def _network(st: _Stack) -> Network:

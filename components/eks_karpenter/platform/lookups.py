@@ -9,8 +9,9 @@ answer (tools/engine/mocks.py), and tests answer with fixtures that include what
   each chosen zone exists in this account, and a cluster this stack creates is in none EKS refuses
   (`arns.EKS_UNSUPPORTED_ZONE_IDS`); the subnets keep their zone names (switching them to IDs would replace
   every subnet);
-- instance-type offerings in those zones (`aws.ec2.get_instance_type_offerings`): each node group has a type in
-  every zone, each NodePool admits a type offered in its zones; pinned types and families offered nowhere warn;
+- instance-type offerings in those zones (`aws.ec2.get_instance_type_offerings`, for the named types only): each
+  node group has a type offered in every zone, each NodePool pinned to types or families has one offered in its
+  zones; a type, family or zone that only narrows what launches is a warning;
 - a VPC this stack already created (`aws.ec2.get_vpcs` by its Name and cluster tags, its discovery-tagged
   subnets): a `vpcCidr` it does not have, or zones reordered or removed, are refused (docs/changes.md);
 - each EKS add-on version (`aws.eks.get_addon_version`: EKS's default and newest version for the minor). A pin
@@ -245,17 +246,17 @@ def check_caller(access: AccessConfig, *, cluster_created: bool, source: str, pr
 
 @dataclass(frozen=True)
 class Launcher:
-    """A node group or NodePool: the instance types it may launch, in which zones, and where the stack sets it."""
+    """A node group or NodePool: the instance types it names, in which zones, and where the stack sets them."""
 
     kind: str
     """`node group` or `NodePool`."""
     name: str
     at: KeyPath
     types: tuple[str, ...]
-    """A node group's `instanceTypes`; the types a NodePool admits (catalogue)."""
+    """A node group's `instanceTypes`; the types and families (no size: `m7i`) a NodePool is pinned to (its
+    `instanceTypes` or `instanceFamilies`, or an `In` requirement on either), which bound what it admits. A pool
+    pinned to neither admits whole categories, some of which every zone offers: not looked up."""
     zones: tuple[str, ...]
-    pinned: tuple[str, ...] = ()
-    """A NodePool's `instanceTypes` and `instanceFamilies`, which it names outright."""
 
 
 def zone_issues(zones: Mapping[str, KeyPath], account: Mapping[str, str], region: str,
@@ -277,53 +278,53 @@ def zone_issues(zones: Mapping[str, KeyPath], account: Mapping[str, str], region
     return issues
 
 
-def _offered_in(offered: Mapping[str, frozenset[str]], zones: Sequence[str]) -> frozenset[str]:
-    return frozenset().union(*(offered.get(z, frozenset()) for z in zones))
+def type_filter(name: str) -> str:
+    """The `instance-type` filter value for a type or a family (`m7i` -> `m7i.*`)."""
+    return name if "." in name else f"{name}.*"
 
 
 def _named(pin: str, types: frozenset[str]) -> bool:
-    """A pinned type, or a family (no size), among `types`."""
+    """A type, or a family (no size), among `types`."""
     return pin in types if "." in pin else any(t.split(".", 1)[0] == pin for t in types)
 
 
 def offering_issues(offered: Mapping[str, frozenset[str]], zone_ids: Mapping[str, str],
                     launchers: Sequence[Launcher]) -> tuple[list[Issue], list[str]]:
     """(issues, warnings): a node group without a type offered in one of its zones (its nodes cannot launch
-    there) or a NodePool that admits no type offered in its zones is refused; a type, family or zone that only
-    narrows what can launch is a warning. Zones not in `offered` (not in the account) are reported elsewhere."""
+    there) or a NodePool none of whose pinned types is offered in its zones is refused; a type, family or zone that
+    only narrows what can launch is a warning. Zones not in `offered` (not in the account) are reported
+    elsewhere."""
     issues: list[Issue] = []
     warnings: list[str] = []
     for launcher in launchers:
         zones = [z for z in launcher.zones if z in offered]
         names = f"{launcher.kind} {launcher.name}"
         where = ", ".join(f"{z} ({zone_ids.get(z, '?')})" for z in zones)
+        in_zone = {z: [t for t in launcher.types if _named(t, offered[z])] for z in zones}
         if launcher.kind == "node group":
-            for zone in zones:
-                if not set(launcher.types) & offered[zone]:
-                    issues.append(Issue(launcher.at, f"{names}: none of its instance types is offered in {zone} "
-                                        f"({zone_ids.get(zone, '?')}) in this account, so its nodes cannot launch "
-                                        "there: add a type offered there (`aws ec2 describe-instance-type-offerings "
-                                        "--location-type availability-zone --filters "
-                                        f"Name=location,Values={zone}`) or choose another zone",
-                                        list(launcher.types)))
+            for zone in (z for z in zones if not in_zone[z]):
+                issues.append(Issue(launcher.at, f"{names}: none of its instance types is offered in {zone} "
+                                    f"({zone_ids.get(zone, '?')}) in this account, so its nodes cannot launch there: "
+                                    "add a type offered there (`aws ec2 describe-instance-type-offerings "
+                                    "--location-type availability-zone --filters "
+                                    f"Name=location,Values={zone}`) or choose another zone", list(launcher.types)))
             for t in launcher.types:
                 # Zones with none of the group's types are refused above; here, those where others stand in.
-                missing = [z for z in zones if t not in offered[z] and set(launcher.types) & offered[z]]
+                missing = [z for z in zones if in_zone[z] and t not in in_zone[z]]
                 if missing:
                     warnings.append(f"{names}: {t} is not offered in {', '.join(missing)} in this account: the "
                                     "group launches its other types there")
             continue
-        anywhere = _offered_in(offered, zones)
-        if zones and not set(launcher.types) & anywhere:
-            issues.append(Issue(launcher.at, f"{names} admits no instance type offered in its zones ({where}) in "
-                                "this account: Karpenter could launch no node for it; widen its requirements",
-                                launcher.name))
+        if zones and not any(in_zone.values()):
+            issues.append(Issue(launcher.at, f"{names} is pinned to {', '.join(launcher.types)}, none of which is "
+                                f"offered in its zones ({where}) in this account: Karpenter could launch no node for "
+                                "it", list(launcher.types)))
             continue
-        for pin in launcher.pinned:
-            if not _named(pin, anywhere):
-                warnings.append(f"{names}: {pin} is offered in none of its zones ({where}) in this account")
-        empty = [z for z in zones if not set(launcher.types) & offered[z]]
-        if empty and len(empty) < len(zones):
+        for t in launcher.types:
+            if zones and not any(t in found for found in in_zone.values()):
+                warnings.append(f"{names}: {t} is offered in none of its zones ({where}) in this account")
+        empty = [z for z in zones if not in_zone[z]]
+        if empty:
             warnings.append(f"{names} admits no instance type offered in {', '.join(empty)}: its nodes launch in "
                             "the other zones only")
     return issues, warnings
@@ -331,15 +332,18 @@ def offering_issues(offered: Mapping[str, frozenset[str]], zone_ids: Mapping[str
 
 def check_zones(zones: Mapping[str, KeyPath], region: str, *, control_plane: bool, launchers: Sequence[Launcher],
                 source: str) -> None:
-    """The zone and offering look-ups above; raises `ConfigError`, logs the warnings."""
+    """The zone and offering look-ups above; raises `ConfigError`, logs the warnings. Offerings are asked for the
+    named types only (one invoke; a whole region's offerings are thousands of rows)."""
     found = aws.get_availability_zones(state="available")
     account = dict(zip(found.names, found.zone_ids, strict=True))
     issues = zone_issues(zones, account, region, control_plane)
     present = sorted(z for z in zones if z in account)
+    wanted = sorted({type_filter(t) for launcher in launchers for t in launcher.types})
     offered: dict[str, frozenset[str]] = {}
-    if present:
+    if present and wanted:
         offerings = aws.ec2.get_instance_type_offerings(
-            location_type="availability-zone", filters=[{"name": "location", "values": present}])
+            location_type="availability-zone",
+            filters=[{"name": "location", "values": present}, {"name": "instance-type", "values": wanted}])
         by_zone: dict[str, set[str]] = {z: set() for z in present}
         for instance_type, location in zip(offerings.instance_types, offerings.locations, strict=True):
             by_zone.setdefault(location, set()).add(instance_type)

@@ -48,7 +48,7 @@ def network(**changes: Any) -> dict[str, Any]:
 def offerings(types: dict[str, list[str]]) -> dict[str, Any]:
     """An account offering `types` (zone -> types) in each zone asked about."""
     def answer(args: dict[str, Any]) -> dict[str, Any]:
-        zones = [v for f in args["filters"] for v in f["values"]]
+        zones = [v for f in args["filters"] if f["name"] == "location" for v in f["values"]]
         pairs = [(t, z) for z in zones for t in types.get(z, [])]
         return {"instanceTypes": [t for t, _ in pairs], "locations": [z for _, z in pairs],
                 "locationTypes": ["availability-zone"] * len(pairs), "locationType": "availability-zone", "id": "x"}
@@ -63,7 +63,11 @@ def test_offline_the_zones_and_their_offerings_are_looked_up_once() -> None:
     assert tokens.count(ZONES_TOKEN) == 1 and tokens.count(OFFERINGS_TOKEN) == 1
     [ask] = [i for i in doc.invokes if i.token == OFFERINGS_TOKEN]
     assert ask.args["locationType"] == "availability-zone"
-    assert ask.args["filters"] == [{"name": "location", "values": DEV_ZONES}]
+    # The types the stack names only (its node groups'; dev's pool admits whole categories): not every offering.
+    groups = stack_config("dev")["eks-karpenter:cluster"]
+    named = {*groups["systemNodeGroup"]["instanceTypes"], *groups["spotNodeGroups"][0]["instanceTypes"]}
+    assert ask.args["filters"] == [{"name": "location", "values": DEV_ZONES},
+                                   {"name": "instance-type", "values": sorted(named)}]
     assert not [w for w in doc.warnings if "offered" in w]
 
 
@@ -110,8 +114,8 @@ def test_a_pool_that_admits_nothing_offered_in_its_zones_is_refused() -> None:
     pools.append({"name": "gpu", "instanceFamilies": ["p5"], "capacityTypes": ["on-demand"]})
     offered = {z: ["m7i.large", "m6i.large", "c7i.large", "m5.large", "m5a.large"] for z in DEV_ZONES}
     text = refused(run(invoke_results=offerings(offered), **{"eks-karpenter:nodePools": pools}))
-    assert "eks-karpenter:nodePools[1]: NodePool gpu admits no instance type offered in its zones (eu-west-1a " \
-           "(euw1-az1), eu-west-1b (euw1-az2)) in this account" in text
+    assert "eks-karpenter:nodePools[1]: NodePool gpu is pinned to p5, none of which is offered in its zones " \
+           "(eu-west-1a (euw1-az1), eu-west-1b (euw1-az2)) in this account" in text
     assert "general" not in text
 
 
@@ -136,15 +140,29 @@ def test_a_node_group_without_a_type_in_one_zone_is_refused() -> None:
 
 def test_offering_rules() -> None:
     offered = {"a": frozenset({"m5.large", "c5.large"}), "b": frozenset({"c5.large"})}
-    pool = Launcher("NodePool", "p", ("pools", 0), ("m5.large", "m5.xlarge"), ("a", "b"), ("m5.xlarge", "r7g"))
+    pool = Launcher("NodePool", "p", ("pools", 0), ("m5.large", "m5.xlarge", "r7g"), ("a", "b"))
     issues, warnings = offering_issues(offered, {"a": "az1", "b": "az2"}, [pool])
     assert issues == []
     assert warnings == ["NodePool p: m5.xlarge is offered in none of its zones (a (az1), b (az2)) in this account",
                         "NodePool p: r7g is offered in none of its zones (a (az1), b (az2)) in this account",
                         "NodePool p admits no instance type offered in b: its nodes launch in the other zones only"]
-    narrowed = Launcher("NodePool", "p", ("pools", 0), ("m5.large",), ("b",))
-    [issue] = offering_issues(offered, {}, [narrowed])[0]
+    family = Launcher("NodePool", "f", ("pools", 1), ("c5",), ("a", "b"))
+    assert offering_issues(offered, {}, [family]) == ([], [])
+    [issue] = offering_issues(offered, {}, [Launcher("NodePool", "p", ("pools", 0), ("m5.large",), ("b",))])[0]
     assert issue.path == ("pools", 0)
+    group = Launcher("node group", "g", ("groups",), ("m5.large", "c5.large"), ("a", "b"))
+    assert offering_issues(offered, {}, [group]) == (
+        [], ["node group g: m5.large is not offered in b in this account: the group launches its other types there"])
+
+
+def test_the_types_a_pool_is_pinned_to() -> None:
+    from eks_karpenter.platform.build import pinned_types
+    from eks_karpenter.platform.nodepool.config import NodePoolConfig
+
+    assert pinned_types(NodePoolConfig.model_validate({"name": "p"})) == ()
+    assert pinned_types(NodePoolConfig.model_validate({"name": "p", "instanceFamilies": ["m7i"]})) == ("m7i",)
+    assert pinned_types(NodePoolConfig.model_validate({"name": "p", "instanceFamilies": ["m7i"], "requirements": [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m7i.large"]}]})) == ("m7i.large",)
 
 
 # --- a VPC this stack already created ------------------------------------------------------------------------------

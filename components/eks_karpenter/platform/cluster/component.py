@@ -78,9 +78,10 @@ class ClusterArgs(TypedDict):
 
 class Cluster(pulumi.ComponentResource):
     """An EKS cluster ready for Karpenter: access-entry auth with an explicit entry per deployer and cluster admin
-    (no bootstrap creator admin), tcp/443 rules for the sources `apiAccess` admits, OIDC, a tainted on-demand system node group
-    for CoreDNS and the Karpenter controller, pinned add-ons, and the EKS cluster security group tagged as the one
-    security group Karpenter discovers. With `existing: true` the cluster is looked up, not created."""
+    (no bootstrap creator admin), tcp/443 rules for the sources `apiAccess` admits, OIDC, a tainted on-demand
+    system node group for CoreDNS and the Karpenter controller, pinned add-ons, and the EKS cluster security group
+    tagged as the one security group Karpenter discovers. With `existing: true` the cluster is looked up, not
+    created."""
 
     cluster_name: pulumi.Output[str]
     """EKS cluster name."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -145,21 +146,17 @@ def zone_ids(region: str) -> dict[str, str]:
             for letter in ZONE_LETTERS.get(region, "abc")}
 
 
-def _offerings(zones: list[str], region: str) -> dict[str, Any]:
-    """Every catalogued instance type in each zone asked about, but older types only in `LEGACY_ZONE_IDS`."""
+def _offerings(zones: list[str], patterns: list[str], region: str) -> dict[str, Any]:
+    """The catalogued instance types matching `patterns` (`m7i.large`, `m7i.*`) in each zone asked about, but only
+    older ones in `LEGACY_ZONE_IDS`."""
     from eks_karpenter.catalogue import load_catalogue
 
     ids = zone_ids(region)
-    types: list[str] = []
-    locations: list[str] = []
-    for zone in zones:
-        legacy = ids.get(zone) in LEGACY_ZONE_IDS
-        for t in load_catalogue():
-            if zone in ids and (not legacy or int(t.labels.get(INSTANCE_GENERATION, "0") or 0) <= 4):
-                types.append(t.name)
-                locations.append(zone)
-    return {"instanceTypes": types, "locations": locations, "locationTypes": ["availability-zone"] * len(types),
-            "locationType": "availability-zone", "id": region}
+    matching = [t for t in load_catalogue() if any(fnmatch.fnmatchcase(t.name, p) for p in patterns)]
+    pairs = [(t.name, zone) for zone in zones if zone in ids for t in matching
+             if ids[zone] not in LEGACY_ZONE_IDS or int(t.labels.get(INSTANCE_GENERATION, "0") or 0) <= 4]
+    return {"instanceTypes": [t for t, _ in pairs], "locations": [z for _, z in pairs],
+            "locationTypes": ["availability-zone"] * len(pairs), "locationType": "availability-zone", "id": region}
 
 
 def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
@@ -229,8 +226,8 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
         return {"names": list(ids), "zoneIds": list(ids.values()), "groupNames": [region] * len(ids),
                 "id": region, "state": "available"}
     if token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
-        zones = [str(v) for f in args.get("filters") or [] if f.get("name") == "location" for v in f["values"]]
-        return _offerings(zones, region)
+        values = {str(f.get("name")): [str(v) for v in f.get("values") or []] for f in args.get("filters") or []}
+        return _offerings(values.get("location", []), values.get("instance-type", ["*"]), region)
     if token == "aws:ec2/getVpcs:getVpcs":
         # No VPC of this stack exists yet (a first `up`). Tests answer it with invoke_results for a used stack.
         return {"ids": [], "id": region, "tags": args.get("tags") or {}}
