@@ -283,6 +283,12 @@ def test_the_aws_provider_role_must_be_a_declared_deployer() -> None:
         refusal(config)
 
 
+def test_the_aws_provider_role_may_be_a_cluster_admin() -> None:
+    config = stack_config("prod")
+    config["aws:assumeRoles"] = [{"roleArn": "arn:aws:iam::123456789012:role/platform-break-glass"}]
+    load(config)
+
+
 def test_identity_helpers() -> None:
     identity = aws_provider_identity({"aws:assumeRoles": json.dumps([{"roleArn": "arn:aws:iam::1:role/a"},
                                                                      {"roleArn": CI}]), "aws:profile": "p"})

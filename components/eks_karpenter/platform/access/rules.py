@@ -127,8 +127,9 @@ def validate_access(cfg: AccessConfig, at: KeyPath, region: str) -> list[Issue]:
 
 def provider_identity_issues(cfg: AccessConfig, aws: AwsIdentity, at: KeyPath, cluster_created: bool) -> list[Issue]:
     """The Kubernetes provider's token must come from the identity the AWS provider acts as, and, for a cluster
-    this stack creates, that identity (when the stack file names it) must be a declared deployer: otherwise the
-    cluster is built by one identity and its Helm releases are applied by another, which has no access entry."""
+    this stack creates, that identity (when the stack file names it) must be a declared `deploy` deployer or
+    cluster admin: otherwise the cluster is built by one identity and its Helm releases are applied by another,
+    which has no access entry (or only a read-only one)."""
     issues: list[Issue] = []
     creds = cfg.provider_credentials
     at_creds = at + ("providerCredentials",)
@@ -145,10 +146,11 @@ def provider_identity_issues(cfg: AccessConfig, aws: AwsIdentity, at: KeyPath, c
                             "to it", creds.profile))
     role = aws.role_arn
     acting = next((d for d in cfg.deployers if role and same_principal(role, d.principal_arn)), None)
-    if cluster_created and role and cfg.deployers and acting is None:
+    admin = role is not None and any(same_principal(role, a) for a in cfg.cluster_admins)
+    if cluster_created and role and cfg.deployers and acting is None and not admin:
         issues.append(Issue(at + ("deployers",), f"{role} (aws:assumeRoles) runs `pulumi up` here but is not "
-                            "a declared deployer: it would get no access entry, and the first Kubernetes object "
-                            "would fail with 401; add it", [d.principal_arn for d in cfg.deployers]))
+                            "a declared deployer or cluster admin: it would get no access entry, and the first "
+                            "Kubernetes object would fail with 401; add it", [d.principal_arn for d in cfg.deployers]))
     if acting is not None and acting.role == "preview":
         issues.append(Issue(("aws:assumeRoles",), f"the last role is the read-only preview deployer {acting.name!r}: "
                             "every `pulumi up` of this stack would act as it and fail on the first Kubernetes "
