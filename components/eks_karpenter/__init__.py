@@ -8,15 +8,18 @@ Where things live:
   `teardown.py`, run by `teardown_hooks.py`), `nodepool`, `interruption`, `nth`, `observability` (metrics,
   alerts, dashboard) and `migration` (the hand-off from Cluster Autoscaler); beside them `preflight` (the checks
   of an adopted cluster before anything is registered), `adopted.py` (what is known of an adopted cluster: the
-  preflight's facts and this stack's marks on it) and `kube.py` (the platform's small Kubernetes client, which
-  the smoke test uses too); above them `stack.py` composes their config and rules into the whole stack's
+  preflight's facts and this stack's marks on it), `kube.py` (the platform's small Kubernetes client, which
+  the smoke test uses too), `stack_cluster.py` (the stack's own cluster as its resource hooks reach it, checked
+  against the endpoint and certificate the stack holds) and `release_owner.py` (the hook that labels the stack's
+  Helm releases as its own); above them `stack.py` composes their config and rules into the whole stack's
   (`StackConfig`, `load_stack_config`, and `read_stack_config` for the running program), `build.py` composes
   the components (`build_platform`), `version_rules.py` holds the rules that span them, `lookups.py` checks the
   pins against AWS at preview;
 - `tools/`: what is built on the components: `engine` (the offline plan, its diff and upgrade views), `cost`,
   `simulate` (workload what-if), `smoke` (the post-deploy test), `migrate` (v1alpha5 import), `pins` (list and
-  move the pins), `deploy_role` (the deploy role's IAM policy), `policypack` (the shipped CrossGuard pack),
-  `project` (the Pulumi project a command works on) and `cli`;
+  move the pins), `facts` (an adopted cluster's facts recorded for the offline plan), `deploy_role` (the deploy
+  role's IAM policy), `policypack` (the shipped CrossGuard pack), `project` (the Pulumi project a command works
+  on) and `cli`;
 - `config/`: the config machinery every component shares, importing no concern: the model base (`model.py`),
   problems and their report (`errors.py`, with `KeyPath`), reading a stack file as the Pulumi CLI does
   (`stackfile.py`), and finding the running stack's file (`running.py`);

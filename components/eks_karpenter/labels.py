@@ -49,7 +49,6 @@ INSTANCE_SIZE = f"{AWS_GROUP}/instance-size"
 INSTANCE_CPU = f"{AWS_GROUP}/instance-cpu"
 INSTANCE_MEMORY = f"{AWS_GROUP}/instance-memory"
 INSTANCE_HYPERVISOR = f"{AWS_GROUP}/instance-hypervisor"
-INSTANCE_GPU_COUNT = f"{AWS_GROUP}/instance-gpu-count"
 
 AWS_LABEL_KEYS = frozenset(f"{AWS_GROUP}/{name}" for name in (
     "instance-tenancy", "capacity-reservation-type", "capacity-reservation-id", "capacity-reservation-interruptible",
@@ -88,3 +87,9 @@ RESTRICTED_TAG_KEYS = (EKS_CLUSTER_NAME_TAG, NODEPOOL_LABEL, NODECLAIM_LABEL, NO
 
 SYSTEM_NODE_LABEL = "node-role/system"
 """On the system node group's nodes (`true`): where the Karpenter controller and other add-ons run."""
+RELEASE_OWNER_LABEL = "eks-karpenter.io/stack"
+"""On the Secrets Helm stores this stack's releases in (`<project>.<stack>`, `adopted.release_owner`): Helm keeps a
+release's custom labels across upgrades and copies the target revision's on a rollback, so the preflight knows
+its own releases after either, and after a `pulumi import`."""
+HELM_OWNER_LABEL = "owner"
+"""Helm v3's label on its release Secrets (`helm`), beside `name`, `status` and `version`."""

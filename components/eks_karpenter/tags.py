@@ -8,6 +8,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, StringConstraints
 
+from eks_karpenter.config.errors import Issue, KeyPath
+
 DISCOVERY_KEY = "karpenter.sh/discovery"
 INTERNAL_ELB_KEY = "kubernetes.io/role/internal-elb"
 ELB_KEY = "kubernetes.io/role/elb"
@@ -37,6 +39,12 @@ TagValue = Annotated[str, StringConstraints(max_length=256), AfterValidator(_tag
 
 def reserved_tag_key(key: str) -> bool:
     return key.startswith(RESERVED_PREFIXES)
+
+
+def reserved_tag_issues(tags: Mapping[str, str], at: KeyPath) -> list[Issue]:
+    """Stack-wide tags whose keys this library sets itself (discovery and ownership)."""
+    return [Issue(at + (key,), "reserved tag key: discovery and ownership tags are set by this library", value)
+            for key, value in tags.items() if reserved_tag_key(key)]
 
 
 def discovery_tags(cluster_name: str) -> dict[str, str]:

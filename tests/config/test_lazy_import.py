@@ -28,7 +28,7 @@ def test_importing_the_platform_builds_no_validator_and_reads_no_migration_code(
 def test_field_descriptions_are_there_when_asked() -> None:
     from eks_karpenter.platform.nodepool.config import NodePoolConfig
 
-    assert all(field.description for field in NodePoolConfig.model_fields.values())
+    assert all(field.description for field in NodePoolConfig.documented_fields().values())
     schema = NodePoolConfig.model_json_schema(by_alias=True)
     assert schema["properties"]["capacityTypes"]["description"]
 
@@ -56,9 +56,8 @@ def _count_schemas() -> str:
 
 @pytest.mark.slow
 def test_validating_a_stack_generates_each_model_schema_once() -> None:
-    # Models reached from several sections (ResourceList,
-    # Taint) used to be generated inline once per section and once more for themselves; built leaves first, each
-    # model's schema is generated once per process.
+    # Models reached from several sections (ResourceList, Taint) would be generated inline once per section and
+    # once more for themselves; built leaves first, each model's schema is generated once per process.
     first, left_out = run_python(_count_schemas()).splitlines()
     count, repeated = first.split(" ", 1)
     assert int(count) >= 25 and repeated == "[] True"

@@ -102,6 +102,7 @@ def test_example_deploys_into_the_namespace_its_access_is_scoped_to() -> None:
         assert by_type[type_]["options"]["customTimeouts"] == {"delete": "15m"}
 
 
+@pytest.mark.slow
 def test_example_objects_are_admitted_by_the_platforms_team_policy() -> None:
     """The consumer stack runs as the team: the dev platform's admission policy must let its pool and class in."""
     from eks_karpenter.platform.access.plan import team_group
@@ -132,12 +133,14 @@ def test_example_uses_only_the_public_api() -> None:
     assert names <= set(eks_karpenter.__all__), names - set(eks_karpenter.__all__)
 
 
+@pytest.mark.slow
 def test_example_plans_without_access_warnings() -> None:
     proc = plan(EXAMPLE)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["warnings"] == []
 
 
+@pytest.mark.slow
 def test_a_team_or_namespace_the_platform_does_not_grant_is_a_warning_naming_both_keys(tmp_path: Path) -> None:
     program = _copy(tmp_path)
     stack_file = program / "stacks" / "Pulumi.dev.yaml"

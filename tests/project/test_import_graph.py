@@ -123,3 +123,83 @@ def test_the_check_finds_loops_hidden_in_functions(tmp_path: Path) -> None:
     assert cycles(graph) == [["pkg.a", "pkg.sub.b"]]
     (pkg / "sub" / "b.py").write_text("x = 1\n")
     assert cycles(import_graph(tmp_path, "pkg")) == []
+
+
+# --- layers: the same graph, read package by package --------------------------------------------------------
+
+LAYERED = ("platform", "tools")
+"""Folders whose sub-packages and modules are packages of their own (a concern, a tool)."""
+
+
+def package_of(module: str, root: str = "eks_karpenter") -> str:
+    """The package a module belongs to: `root.X` for a top-level module or package, `root.platform.X` and
+    `root.tools.X` for a concern or a tool (`root.platform` itself for its `__init__`)."""
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[1] in LAYERED:
+        return ".".join(parts[:3])
+    return ".".join(parts[:2])
+
+
+def package_edges(graph: dict[str, set[str]], root: str = "eks_karpenter") -> dict[tuple[str, str], list[str]]:
+    """(importing package, imported package) -> the module imports behind it, between distinct packages."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for module, deps in graph.items():
+        for dep in deps:
+            a, b = package_of(module, root), package_of(dep, root)
+            if a != b and b != root:
+                edges.setdefault((a, b), []).append(f"{module} -> {dep}")
+    return edges
+
+
+def layer_violations(graph: dict[str, set[str]], root: str = "eks_karpenter") -> list[str]:
+    """What breaks the layers: `config` importing a concern (anything under `platform`), the platform importing
+    a tool, and two packages importing each other."""
+    edges = package_edges(graph, root)
+    found = []
+    for (a, b), why in sorted(edges.items()):
+        if a == f"{root}.config" and b.startswith(f"{root}.platform"):
+            found.append(f"config imports a concern: {', '.join(sorted(why))}")
+        if a.startswith(f"{root}.platform") and b.startswith(f"{root}.tools"):
+            found.append(f"the platform imports a tool: {', '.join(sorted(why))}")
+        if a < b and (b, a) in edges:
+            found.append(f"{a} and {b} import each other: {', '.join(sorted(why + edges[(b, a)]))}")
+    return found
+
+
+def test_the_packages_keep_their_layers() -> None:
+    """`config` sits below every concern, the platform below every tool, and no two packages (top level, or
+    concern and tool level) import each other, counting function-local and TYPE_CHECKING imports."""
+    graph = import_graph(ROOT, "eks_karpenter")
+    assert package_of("eks_karpenter.platform.nodepool.rules") == "eks_karpenter.platform.nodepool"
+    assert package_of("eks_karpenter.config.errors") == "eks_karpenter.config"
+    assert layer_violations(graph) == []
+
+
+def test_the_layer_check_finds_planted_violations(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    for folder in ("config", "platform/a", "platform/b", "tools/t"):
+        (pkg / folder).mkdir(parents=True)
+        (pkg / folder / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "platform" / "__init__.py").write_text("")
+    (pkg / "tools" / "__init__.py").write_text("")
+    (pkg / "config" / "model.py").write_text("x = 1\n")
+    (pkg / "platform" / "a" / "rules.py").write_text("from pkg.config.model import x\n")
+    (pkg / "platform" / "b" / "plan.py").write_text("y = 1\n")
+    (pkg / "tools" / "t" / "run.py").write_text("from pkg.platform.a.rules import x\n")
+    assert layer_violations(import_graph(tmp_path, "pkg"), "pkg") == []
+
+    # Each planted import, alone, is found: hidden in a function, or behind TYPE_CHECKING.
+    (pkg / "config" / "model.py").write_text("x = 1\ndef f():\n    from pkg.platform.b import plan\n")
+    assert [v.split(":")[0] for v in layer_violations(import_graph(tmp_path, "pkg"), "pkg")] == [
+        "config imports a concern"]
+    (pkg / "config" / "model.py").write_text("x = 1\n")
+    (pkg / "platform" / "b" / "plan.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.tools.t import run\ny = 1\n")
+    assert [v.split(":")[0] for v in layer_violations(import_graph(tmp_path, "pkg"), "pkg")] == [
+        "the platform imports a tool"]
+    (pkg / "platform" / "b" / "plan.py").write_text("from pkg.platform.a.rules import x\ny = 1\n")
+    (pkg / "platform" / "a" / "rules.py").write_text("from pkg.config.model import x\ndef g():\n"
+                                                     "    from pkg.platform.b.plan import y\n")
+    assert [v.split(":")[0] for v in layer_violations(import_graph(tmp_path, "pkg"), "pkg")] == [
+        "pkg.platform.a and pkg.platform.b import each other"]

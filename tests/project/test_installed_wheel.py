@@ -110,6 +110,7 @@ def test_the_templates_requirements_install_the_local_wheel_and_plan(tmp_path: P
                           warnings=TEMPLATE_WARNINGS))
 
 
+@pytest.mark.slow
 def test_the_wheel_alone_is_importable_outside_the_repo(installed: tuple[Path, dict[str, str]],
                                                         tmp_path: Path) -> None:
     venv, env = installed
@@ -199,6 +200,7 @@ def test_the_installed_cli_plans_team_batch_with_an_outputs_file(installed: tupl
     assert node_class["inputs"]["spec"]["role"] == "from-file-node-role"
 
 
+@pytest.mark.slow
 def test_the_installed_policy_pack_command_writes_the_shipped_pack(installed: tuple[Path, dict[str, str]],
                                                                    tmp_path: Path) -> None:
     venv, env = installed

@@ -1,4 +1,4 @@
-""".github/workflows/pins.yml (issue 23): the scheduled pin update runs the real `pins` command, checks the
+""".github/workflows/pins.yml: the scheduled pin update runs the real `pins` command, checks the
 result as a PR would, and opens a pull request whose body is each stack's plan diff; AWS access is OIDC only."""
 
 from __future__ import annotations

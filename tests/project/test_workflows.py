@@ -11,7 +11,7 @@ import pytest
 import yaml
 from eks_karpenter.tools.cli import _parser
 
-from tests.support import FETCH_UPSTREAM, NO_SKIPS, REPO, STACKS, UPSTREAM_CACHE, UPSTREAM_LOCK
+from tests.support import FETCH_UPSTREAM, INSTALL_PROMTOOL, NO_SKIPS, REPO, STACKS, UPSTREAM_CACHE, UPSTREAM_LOCK
 
 WORKFLOWS = REPO / ".github" / "workflows"
 FILES = ("pr.yml", "deploy.yml")
@@ -240,12 +240,33 @@ def test_tests_run_after_fetching_upstream_files_and_may_not_skip_them(name: str
         assert f"hashFiles('{lock}')" in cache["key"], "a new lock file must not reuse an old cache"
 
 
+def test_ci_and_the_readme_install_promtool_with_the_same_command() -> None:
+    blocks = re.findall(r"```bash\n(.*?)\n```", (REPO / "README.md").read_text(), re.S)
+    assert INSTALL_PROMTOOL in blocks, "the README's promtool install is its own command"
+    assert INSTALL_PROMTOOL not in readme_commands()[0], "the set-up must work for a user without root"
+    script = (REPO / ".ci" / "run").read_text().splitlines()
+    assert script.index(INSTALL_PROMTOOL) < script.index(readme_commands()[1])
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_runs_that_may_not_skip_install_promtool_first(name: str) -> None:
+    _, checks = readme_commands()
+    for job_id, job in jobs(name).items():
+        order = steps(job)
+        runs = [s.get("run", "").strip() for s in order]
+        for at, step in enumerate(order):
+            if runs[at] == checks and step.get("env", {}).get(NO_SKIPS) == "1":
+                installs = [i for i, r in enumerate(runs[:at]) if INSTALL_PROMTOOL in r]
+                assert installs, f"{name}:{job_id}: the alert rule tests need promtool"
+                assert order[installs[-1]].get("if") == step.get("if"), f"{name}:{job_id}: installed when tested"
+
+
 def test_the_readme_names_the_fetch_command() -> None:
     readme = (REPO / "README.md").read_text()
     assert f"`{FETCH_UPSTREAM}`" in readme
     assert NO_SKIPS in readme
 
-# --- AWS access and runners (issue 10, item 11) ------------------------------------------------------------------
+# --- AWS access and runners ------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", FILES)
 def test_aws_access_is_oidc_only(name: str) -> None:
@@ -290,7 +311,7 @@ def test_readme_documents_the_runner_variables() -> None:
     for var in ("PULUMI_RUNNER", "PULUMI_RUNNER_PROD", "AWS_DEPLOY_ROLE_ARN", "AWS_PREVIEW_ROLE_ARN"):
         assert f"`{var}`" in readme, var
 
-# --- PR code never holds deploy credentials, and prod's preview waits for a reviewer (issue 22, point 7) ----------
+# --- PR code never holds deploy credentials, and prod's preview waits for a reviewer ----------
 
 def test_previews_assume_the_read_only_preview_role_never_the_deploy_role() -> None:
     text = (WORKFLOWS / "pr.yml").read_text()

@@ -50,6 +50,9 @@ UPSTREAM_ENV = "EKS_KARPENTER_UPSTREAM"
 UPSTREAM = (Path(os.environ[UPSTREAM_ENV]) if os.environ.get(UPSTREAM_ENV)
             else UPSTREAM_CACHE if fetch_upstream.is_verified(UPSTREAM_CACHE, UPSTREAM_LOCK) else SHARED_UPSTREAM)
 
+INSTALL_PROMTOOL = "apt-get update && apt-get install -y --no-install-recommends prometheus"
+"""The README's command installing Prometheus' `promtool` (Debian's and Ubuntu's `prometheus` package), which the
+alert rule tests run; as root (CI's .ci/run), or under `sudo` (GitHub's runners)."""
 MISSING_UPSTREAM = f"needs Karpenter's upstream files (CRDs, charts, IAM template): run `{FETCH_UPSTREAM}`"
 # CI sets this: there a missing upstream file fails the run instead of skipping the comparisons quietly.
 NO_SKIPS = "EKS_KARPENTER_NO_SKIPS"

@@ -11,6 +11,9 @@ import copy
 import itertools
 import json
 import re
+import shutil
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -45,6 +49,30 @@ class Behaviour:
     """Another workload's pod lands on the new node while the test pod runs there."""
     decoy: bool = False
     """Another workload's NodeClaim for the pool appears just before the pod's own."""
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """A self-signed certificate for 127.0.0.1 (its own certificate authority) and its key, as PEM files."""
+
+    cert: Path
+    key: Path
+
+    @property
+    def ca_pem(self) -> bytes:
+        return self.cert.read_bytes()
+
+
+def self_signed(folder: Path, name: str = "cluster") -> TlsFiles | None:
+    """A new self-signed certificate for 127.0.0.1, made with the `openssl` command (None without it)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        return None
+    files = TlsFiles(folder / f"{name}.crt", folder / f"{name}.key")
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                    f"/CN={name}", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(files.key),
+                    "-out", str(files.cert)], check=True, capture_output=True)
+    return files
 
 
 def _now() -> str:
@@ -116,6 +144,7 @@ class FakeCluster:
         """Wall clock of the simulated Karpenter (budgets' cron windows)."""
         self.services: list[dict[str, Any]] = []
         self.ingresses: list[dict[str, Any]] = []
+        self.persistent_volumes: list[dict[str, Any]] = []
         self.deleted_pools: set[str] = set()
         self.stuck_claims: set[str] = set()
         """NodeClaims the simulated Karpenter cannot drain (a blocking PodDisruptionBudget): they never go."""
@@ -168,6 +197,21 @@ class FakeCluster:
         if hostname:
             ingress["status"] = {"loadBalancer": {"ingress": [{"hostname": hostname}]}}
         self.ingresses.append(ingress)
+
+    def add_persistent_volume(self, name: str, claim: tuple[str, str] | None, policy: str = "Delete",
+                              ebs_volume: str | None = None, in_tree: bool = False) -> None:
+        """A PersistentVolume bound to `claim` (namespace, name): an EBS volume (CSI, or the in-tree plugin's
+        `aws://zone/vol-...`) when `ebs_volume` is given, else an NFS share."""
+        spec: dict[str, Any] = {"persistentVolumeReclaimPolicy": policy}
+        if claim:
+            spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": claim[0], "name": claim[1]}
+        if ebs_volume and in_tree:
+            spec["awsElasticBlockStore"] = {"volumeID": f"aws://us-east-1a/{ebs_volume}"}
+        elif ebs_volume:
+            spec["csi"] = {"driver": "ebs.csi.aws.com", "volumeHandle": ebs_volume}
+        else:
+            spec["nfs"] = {"server": "fs-1.efs.us-east-1.amazonaws.com", "path": "/"}
+        self.persistent_volumes.append({"metadata": {"name": name}, "spec": spec})
 
     def _log(self, what: str) -> None:
         self.history.append((time.monotonic(), what))
@@ -408,6 +452,18 @@ class FakeCluster:
             return listing(self.crds)
         if path == "/api/v1/secrets":
             return listing(self.secrets)
+        if m := re.fullmatch(r"/api/v1/namespaces/([^/]+)/secrets", path):
+            return listing(s for s in self.secrets if s["metadata"].get("namespace") == m[1])
+        if (m := re.fullmatch(r"/api/v1/namespaces/([^/]+)/secrets/([^/]+)", path)) and method == "PATCH":
+            found = next((s for s in self.secrets if (s["metadata"].get("namespace"), s["metadata"]["name"])
+                          == (m[1], m[2])), None)
+            if found is None:
+                return 404, {"kind": "Status", "message": "not found", "code": 404}
+            found["metadata"].setdefault("labels", {}).update(body["metadata"]["labels"])
+            self._log(f"secret {m[1]}/{m[2]} labelled")
+            return 200, found
+        if path == "/api/v1/persistentvolumes":
+            return listing(self.persistent_volumes)
         if path == "/apis/karpenter.sh/v1/nodepools":
             return listing(self.nodepools.values())
         if path == "/api/v1/services":
@@ -426,8 +482,8 @@ class FakeCluster:
         return 404, {"kind": "Status", "message": f"fake server does not serve {method} {path}", "code": 404}
 
     @contextmanager
-    def serving(self) -> Iterator[str]:
-        """Run the server and the simulated controllers; yields the server's URL."""
+    def serving(self, tls: TlsFiles | None = None) -> Iterator[str]:
+        """Run the server and the simulated controllers; yields the server's URL (https with `tls`)."""
         cluster = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -459,6 +515,10 @@ class FakeCluster:
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(tls.cert, tls.key)
+            server.socket = context.wrap_socket(server.socket, server_side=True)
         self.port = server.server_address[1]
 
         def controllers() -> None:
@@ -471,7 +531,7 @@ class FakeCluster:
         for t in threads:
             t.start()
         try:
-            yield f"http://127.0.0.1:{server.server_address[1]}"
+            yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"
         finally:
             self._stop.set()
             server.shutdown()

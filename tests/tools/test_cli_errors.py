@@ -75,11 +75,13 @@ def test_unusable_arguments_exit_1_with_one_line(argv: list[str], message: str,
 def test_the_command_line_and_smoke_share_one_project_module(tmp_path: Path) -> None:
     """tools/project.py is the one home of what `cli` and `smoke` both need (it broke their import loop): a
     wrapper's defaults set through `cli.DEFAULTS` are the ones smoke reads, and files are shown as users name
-    them."""
+    them (`config.running.PulumiProject.shown`)."""
     from eks_karpenter.tools import project
 
     assert cli.DEFAULTS is project.DEFAULTS
     assert project.program_root(tmp_path) == tmp_path
     assert project.program_root(None) == project.DEFAULTS["program"]  # tests/support sets it to the repository
-    assert project.shown(tmp_path / "stacks" / "Pulumi.dev.yaml", tmp_path) == "stacks/Pulumi.dev.yaml"
-    assert project.shown(Path("/elsewhere/Pulumi.dev.yaml"), tmp_path) == "/elsewhere/Pulumi.dev.yaml"
+    (tmp_path / "Pulumi.yaml").write_text("name: demo\nstackConfigDir: stacks\n")
+    loaded = project.load_project(tmp_path)
+    assert loaded.shown(loaded.stack_file("dev")) == "stacks/Pulumi.dev.yaml"
+    assert loaded.shown(Path("/elsewhere/Pulumi.dev.yaml")) == "/elsewhere/Pulumi.dev.yaml"

@@ -1,4 +1,4 @@
-"""`eks-karpenter pins` (issue 23): every pin with source and age; `--live` against recorded API answers (botocore
+"""`eks-karpenter pins`: every pin with source and age; `--live` against recorded API answers (botocore
 Stubber for EKS and SSM, a fake OCI registry); `--write` moves versions.py and notes it in UPGRADING."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,20 @@ class InstanceType:
     @property
     def family(self) -> str:
         return self.labels[INSTANCE_FAMILY]
+
+
+def vcpu_hour_prices(types: Iterable[InstanceType],
+                     hourly: Callable[[InstanceType], float | None] | None = None) -> list[float]:
+    """What a vCPU-hour costs on each type that has a price: its hourly price (`hourly`, default the catalogue's
+    on-demand price) over its vCPUs, in the order given. The one definition the dashboard's cost table and the
+    cost report both read, so their figures agree."""
+    out = []
+    for t in types:
+        price = t.on_demand_hourly if hourly is None else hourly(t)
+        cpus = t.labels.get(INSTANCE_CPU, "")
+        if price is not None and cpus.isdigit() and int(cpus) > 0:
+            out.append(price / int(cpus))
+    return out
 
 
 @dataclass(frozen=True, eq=False)

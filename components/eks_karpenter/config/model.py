@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
+import itertools
+import textwrap
 from typing import Any, Literal, Self, cast, get_args
 
 from pydantic import BaseModel, ConfigDict
-from pydantic._internal._model_construction import ModelMetaclass
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
@@ -14,20 +17,12 @@ RetentionDays = Literal[1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545
 """Retention periods CloudWatch Logs accepts (days); never-expiring log groups are not offered."""
 
 
-class _Documented(ModelMetaclass):
-    """Field docstrings become descriptions when someone asks for them (the schema, `model_fields`), not at
-    import: reading them means parsing the models' source, the most expensive part of importing the library."""
+class Model(BaseModel):
+    """Base of every config model: keys are spelled as upstream spells them (camelCase).
 
-    @property
-    def model_fields(cls) -> dict[str, FieldInfo]:
-        fields: dict[str, FieldInfo] = cls.__pydantic_fields__  # type: ignore[attr-defined]
-        if cls not in _documented and cls is not Model:
-            _describe(cls)  # type: ignore[arg-type]
-        return dict(fields)
-
-
-class Model(BaseModel, metaclass=_Documented):
-    """Base of every config model: keys are spelled as upstream spells them (camelCase)."""
+    Field docstrings become descriptions when someone asks for them (`documented_fields`, the JSON Schema), not
+    at import: reading them means parsing the models' source, the most expensive part of importing the library
+    (which pydantic's `use_attribute_docstrings` would do for every model at class creation)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -45,6 +40,13 @@ class Model(BaseModel, metaclass=_Documented):
         """The JSON Schema, with each field's docstring as its description."""
         _document_fields()
         return super().model_json_schema(*args, **kwargs)
+
+    @classmethod
+    def documented_fields(cls) -> dict[str, FieldInfo]:
+        """The model's fields (as `model_fields`), each with its docstring as its description."""
+        if cls not in _documented and cls is not Model:
+            _describe(cls)
+        return dict(cls.__pydantic_fields__)
 
     @classmethod
     def defaults(cls) -> Self:
@@ -125,8 +127,7 @@ def build_validators(*annotations: Any) -> None:
 
 
 def aliases(model: type[Model]) -> dict[str, str]:
-    """Field name -> key as written in a stack file, for rules that name keys. Reads the fields directly: the
-    public `model_fields` also extracts docstrings, which parses the model's source."""
+    """Field name -> key as written in a stack file, for rules that name keys (without reading docstrings)."""
     return {name: field.alias or name for name, field in model.__pydantic_fields__.items()}
 
 
@@ -156,14 +157,28 @@ def _document_fields() -> None:
         model.model_rebuild(force=True)
 
 
-def _describe(model: type[Model]) -> None:
-    from pydantic._internal._docs_extraction import extract_docstrings_from_cls
+def attribute_docstrings(cls: type) -> dict[str, str]:
+    """The docstring written under each annotated attribute of a class's own body (`name: T = ...` followed by a
+    string), read from its source; empty when the source is not available."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return {}
+    body = next((n.body for n in ast.parse(source).body if isinstance(n, ast.ClassDef)), [])
+    docs: dict[str, str] = {}
+    for node, after in itertools.pairwise(body):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+            docs[node.target.id] = inspect.cleandoc(after.value.value)
+    return docs
 
+
+def _describe(model: type[Model]) -> None:
     _documented.add(model)
     docs: dict[str, str] = {}
     for klass in reversed(model.__mro__):  # inherited fields keep the docstring of the class that declares them
         if isinstance(klass, type) and issubclass(klass, Model) and klass is not Model:
-            docs.update(extract_docstrings_from_cls(klass, use_inspect=True))
+            docs.update(attribute_docstrings(klass))
     for name, field in model.__pydantic_fields__.items():
         if field.description is None and name in docs:
             field.description = docs[name]

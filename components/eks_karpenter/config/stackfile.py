@@ -26,7 +26,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -438,7 +438,3 @@ def provider_config_keys(package: str) -> frozenset[str]:
         return frozenset(re.findall(r"__config__\.get\w*\('([A-Za-z0-9_]+)'", text))
     return frozenset()
 
-
-def known_keys_message(key: str, known: Mapping[str, Any] | Iterable[str]) -> str:
-    """`unknown key: did you mean ...?` with the closest known key."""
-    return f"unknown key{suggest(key, known)}"

@@ -1,12 +1,18 @@
 """What is known of an adopted cluster, as plain data: what the preflight found (read by its pure checks,
 answered by the offline plan's mocks or, in a real run, by AWS look-ups and the cluster's own API), and the marks
-this stack leaves on it (its Helm releases' description) that the cluster, Karpenter and NTH components write.
+this stack leaves on it (its Helm releases' description and ownership label) that the cluster, Karpenter and NTH
+components write. The offline plan's mocks mark the answers they invent (`OFFLINE_PLACEHOLDER`), so the preflight
+never takes them for the cluster's facts.
 Below both the preflight and those components, so neither imports the other to share it."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from eks_karpenter.labels import HELM_OWNER_LABEL, RELEASE_OWNER_LABEL
 
 IN_CLUSTER_TOKEN = "eks-karpenter:preflight:inCluster"
 """The name the in-cluster look-up goes by in the offline plan's invokes (and in `invoke_results`)."""
@@ -16,9 +22,32 @@ ACCESS_ENTRY_MODES = ("API", "API_AND_CONFIG_MAP")
 """Authentication modes in which access entries (Karpenter's node entry, `eks-karpenter:access`) work."""
 
 
+OFFLINE_PLACEHOLDER = "eks-karpenter:offline-placeholder"
+"""Marks a look-up answer the offline plan's mocks made up (a tag on a cluster or node group, a key of the
+in-cluster answer): not the cluster's facts."""
+
+
 def release_marker(project: str, stack: str) -> str:
-    """The description this stack's Helm releases carry: how a later preflight tells them from another tool's."""
+    """The description this stack's Helm releases carry. A rollback replaces it (`Rollback to N`): the ownership
+    label (`release_owner`) is what the preflight trusts; the description still marks releases installed before
+    the label existed."""
     return f"eks-karpenter {project}/{stack}"
+
+
+_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+
+
+def release_owner(project: str, stack: str) -> str:
+    """The value of `RELEASE_OWNER_LABEL` on this stack's Helm release Secrets: `<project>.<stack>`, or a digest
+    of it where that is no valid label value (over 63 characters)."""
+    value = f"{project}.{stack}"
+    return value if _LABEL_VALUE.match(value) else "sha256-" + hashlib.sha256(value.encode()).hexdigest()[:40]
+
+
+def label_release_command(namespace: str, name: str, owner: str) -> str:
+    """Marks every stored revision of a Helm release as this stack's (so a rollback to any of them keeps it)."""
+    return (f"kubectl label secret -n {namespace} -l {HELM_OWNER_LABEL}=helm,name={name} "
+            f"{RELEASE_OWNER_LABEL}={owner} --overwrite")
 
 
 @dataclass(frozen=True)
@@ -29,6 +58,8 @@ class HelmRelease:
     name: str
     status: str = "deployed"
     description: str = ""
+    owner: str = ""
+    """Its `RELEASE_OWNER_LABEL` (empty: none)."""
 
 
 @dataclass(frozen=True)
@@ -54,9 +85,11 @@ class InCluster:
     helm_releases: tuple[HelmRelease, ...] = ()
     """Releases named like this stack's (any namespace)."""
     crds: tuple[Crd, ...] = ()
-    """CRDs of `karpenter.sh` and `karpenter.k8s.aws`."""
+    """The CRDs the chosen Karpenter release installs, and older Karpenters' (v1alpha5), that exist."""
     deployments: dict[str, int] = field(default_factory=dict)
     """`namespace/name` -> spec.replicas of the Deployments asked about (absent: not found)."""
+    placeholder: bool = False
+    """The offline plan's mocks made this answer up."""
 
     @staticmethod
     def from_answer(answer: dict[str, Any]) -> InCluster:
@@ -65,10 +98,12 @@ class InCluster:
             status=answer.get("status"),
             error=str(answer.get("error", "")),
             helm_releases=tuple(HelmRelease(r["namespace"], r["name"], r.get("status", "deployed"),
-                                            r.get("description", "")) for r in answer.get("helmReleases", [])),
+                                            r.get("description", ""), r.get("owner", ""))
+                                for r in answer.get("helmReleases", [])),
             crds=tuple(Crd(c["name"], c.get("releaseName"), c.get("releaseNamespace"), tuple(c.get("versions", [])))
                        for c in answer.get("crds", [])),
             deployments={str(k): int(v) for k, v in (answer.get("deployments") or {}).items()},
+            placeholder=bool(answer.get(OFFLINE_PLACEHOLDER)),
         )
 
 
@@ -84,6 +119,8 @@ class NodeGroup:
     node_role_arn: str
     subnet_ids: tuple[str, ...]
     status: str = "ACTIVE"
+    placeholder: bool = False
+    """The offline plan's mocks made this group up (its sizes and capacity type are not the cluster's)."""
 
 
 @dataclass(frozen=True)
@@ -100,3 +137,6 @@ class ClusterFacts:
     """None when the in-cluster checks are off (`cluster.preflight: false`)."""
     node_groups: dict[str, NodeGroup | str] = field(default_factory=dict)
     """By name: the group, or why it could not be read."""
+    version: str = ""
+    placeholder: bool = False
+    """The offline plan's mocks made the cluster's look-up up (its version, access settings)."""

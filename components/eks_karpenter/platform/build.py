@@ -10,6 +10,8 @@ terminate the instances it launched instead of leaving them running.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
@@ -20,26 +22,28 @@ import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags
 from eks_karpenter.catalogue import admitted_for
+from eks_karpenter.catalogue.model import vcpu_hour_prices
 from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.running import locate_stack_file
-from eks_karpenter.labels import INSTANCE_CPU, INSTANCE_FAMILY, INSTANCE_TYPE
+from eks_karpenter.labels import INSTANCE_FAMILY, INSTANCE_TYPE
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, pool_rights_issues, team_guardrails
-from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup
+from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup, release_owner
 from eks_karpenter.platform.cluster import Cluster
-from eks_karpenter.platform.cluster.plan import addon_versions
+from eks_karpenter.platform.cluster.plan import addon_versions, control_plane_log_group
 from eks_karpenter.platform.cluster.rules import endpoint_warnings, instance_type_warnings, version_warnings
 from eks_karpenter.platform.iam import KarpenterIam, NodeRole
 from eks_karpenter.platform.iam.names import IamNames
 from eks_karpenter.platform.interruption import InterruptionQueue
 from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
+from eks_karpenter.platform.karpenter.teardown import Scope
 from eks_karpenter.platform.karpenter.teardown_hooks import GUARD_CONFIGMAP, TeardownHooks
 from eks_karpenter.platform.lookups import Launcher, check_caller, check_network, check_pins, check_zones
 from eks_karpenter.platform.migration import Migration, with_opt_in_taint
 from eks_karpenter.platform.migration.component import LegacyGroupFacts
 from eks_karpenter.platform.migration.config import MigrationConfig
-from eks_karpenter.platform.namespaces import Namespaces, platform_namespaces
+from eks_karpenter.platform.namespaces import Namespaces, NamespaceSpec, platform_namespaces
 from eks_karpenter.platform.network import Network
 from eks_karpenter.platform.nodepool import (
     NodeClass,
@@ -61,8 +65,12 @@ from eks_karpenter.platform.observability.alerts import queue_alarms
 from eks_karpenter.platform.observability.component import Observability
 from eks_karpenter.platform.observability.dashboard import PoolPrice, pool_price
 from eks_karpenter.platform.observability.monitors import karpenter_monitor_values, nth_monitor_values
+from eks_karpenter.platform.observability.rules import observability_warnings
+from eks_karpenter.platform.preflight.checks import placeholder_issue
 from eks_karpenter.platform.preflight.lookup import run_preflight, warn_unchecked
+from eks_karpenter.platform.release_owner import ReleaseOwner
 from eks_karpenter.platform.stack import StackConfig
+from eks_karpenter.platform.stack_cluster import StackCluster
 from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
 from eks_karpenter.quantities import cpu_millis
 
@@ -106,9 +114,10 @@ def build_platform(cfg: StackConfig) -> None:
     existing, facts = run_preflight(cfg, source, project, pulumi.get_stack()) if cfg.cluster.existing \
         else (None, None)
     warn_unchecked(cfg)
-    if existing is not None:
-        refuse_guardrails_before_1_30(cfg, existing.version, source, project)
     st = replace(st, existing=existing, facts=facts)
+    with _placeholders_warn(facts):
+        if existing is not None:
+            refuse_guardrails_before_1_30(cfg, existing.version, source, project)
     _check_pins(st, existing)
     _check_account(st)
 
@@ -128,23 +137,39 @@ def build_platform(cfg: StackConfig) -> None:
     # The destroy guard (platform/karpenter/teardown.py): refuses while something destroy cannot delete exists,
     # and drains this stack's pools before the controller goes. Hooks run in the program: `pulumi destroy
     # --run-program`.
-    guard = TeardownHooks(st.name, [p.name for p in cfg.node_pools], cluster.provider_kubeconfig,
-                          cfg.karpenter.delete_timeout)
-    karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets, guard)
+    stack_cluster = _stack_cluster(st, cluster)
+    guard = TeardownHooks(_teardown_scope(cfg), stack_cluster, cfg.karpenter.delete_timeout)
+    # Labels this stack's Helm releases as its own, which the next preflight reads (platform/release_owner.py).
+    owner = ReleaseOwner(stack_cluster, release_owner(project, pulumi.get_stack()))
+    karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets, guard, owner)
     pools, pool_manifests, class_manifests = _node_objects(st, karpenter, node_role_name, guard)
     _migration(st, cluster, karpenter, pools)
     if cfg.node_termination_handler.enabled:
-        _node_termination_handler(st, cluster, namespaces)
+        _node_termination_handler(st, cluster, namespaces, owner)
     if obs.enabled:
         _observability(st, cluster, karpenter, private_subnets, pool_manifests, class_manifests)
     _export(st, network, cluster, node_role, node_role_name, iam, karpenter, queue, access, pools)
+
+
+@contextmanager
+def _placeholders_warn(facts: ClusterFacts | None) -> Iterator[None]:
+    """Problems found on an adopted cluster's version when the offline plan's mocks made it up: warnings, not
+    errors (they say nothing about the real cluster)."""
+    try:
+        yield
+    except ConfigError as exc:
+        if facts is None or not facts.placeholder:
+            raise
+        for issue in exc.issues:
+            pulumi.log.warn(placeholder_issue(issue))
 
 
 def _warn(cfg: StackConfig) -> None:
     for warning in [*version_warnings(cfg.cluster, today()), *endpoint_warnings(cfg.cluster),
                     *instance_type_warnings(cfg.cluster),
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
-                    *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days)]:
+                    *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days),
+                    *observability_warnings(cfg.observability)]:
         pulumi.log.warn(warning)
 
 
@@ -153,8 +178,9 @@ def _check_pins(st: _Stack, existing: aws.eks.GetClusterResult | None) -> None:
     cluster's own version against the Karpenter release and the AMI aliases."""
     cfg, project = st.cfg, st.project
     if existing is not None:
-        check_adopted_version(existing.version, cfg.karpenter.version, cfg.node_classes, st.source,
-                              (f"{project}:cluster",), (f"{project}:nodeClasses",))
+        with _placeholders_warn(st.facts):
+            check_adopted_version(existing.version, cfg.karpenter.version, cfg.node_classes, st.source,
+                                  (f"{project}:cluster",), (f"{project}:nodeClasses",))
     check_pins(existing.version if existing is not None else cfg.cluster.version,
                addons=None if existing is not None else addon_versions(cfg.cluster),
                classes=cfg.node_classes, pools=cfg.node_pools,
@@ -272,13 +298,34 @@ def _karpenter_iam(st: _Stack, cluster: Cluster, node_role: NodeRole,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster]))
 
 
-def _namespaces(st: _Stack, cluster: Cluster) -> Namespaces | None:
-    cfg = st.cfg
-    wanted = platform_namespaces(
+def _stack_cluster(st: _Stack, cluster: Cluster) -> StackCluster:
+    """The stack's own cluster for its hooks: its provider's kubeconfig, checked against the endpoint and
+    certificate authority the stack's cluster resource (or the adopted cluster's look-up) holds."""
+    return StackCluster(st.name, cluster.provider_kubeconfig, cluster.endpoint, cluster.certificate_authority)
+
+
+def _teardown_scope(cfg: StackConfig) -> Scope:
+    """What this stack's destroy removes: its pools; on a cluster it created, the cluster and VPC too (so their
+    load balancers and every volume matter); the namespaces it deletes; the control-plane log group it made."""
+    created = not cfg.cluster.existing
+    return Scope(cluster=cfg.cluster.name, own_pools=frozenset(p.name for p in cfg.node_pools),
+                 created_cluster=created,
+                 deleted_namespaces=frozenset(n.name for n in _wanted_namespaces(cfg) if not n.retain_on_delete),
+                 control_plane_log_group=control_plane_log_group(cfg.cluster.name)
+                 if created and cfg.cluster.log_types else None)
+
+
+def _wanted_namespaces(cfg: StackConfig) -> list[NamespaceSpec]:
+    return platform_namespaces(
         karpenter=cfg.karpenter.namespace,
         node_termination_handler=cfg.node_termination_handler.namespace if cfg.node_termination_handler.enabled
         else None,
         teams=[(team.name, team.namespaces) for team in cfg.access.teams])
+
+
+def _namespaces(st: _Stack, cluster: Cluster) -> Namespaces | None:
+    cfg = st.cfg
+    wanted = _wanted_namespaces(cfg)
     if not wanted:
         return None
     return Namespaces("namespaces", {"namespaces": wanted, "deleteTimeout": cfg.karpenter.delete_timeout},
@@ -291,7 +338,7 @@ def _in(namespaces: Namespaces | None, name: str) -> list[pulumi.Resource]:
 
 def _karpenter(st: _Stack, cluster: Cluster, iam: KarpenterIam, node_role: NodeRole,
                queue: InterruptionQueue | None, namespaces: Namespaces | None,
-               private_subnets: pulumi.Output[list[str]], guard: TeardownHooks) -> Karpenter:
+               private_subnets: pulumi.Output[list[str]], guard: TeardownHooks, owner: ReleaseOwner) -> Karpenter:
     kcfg = st.cfg.karpenter
     # Everything the controller needs running before it starts, and still there while it drains nodes on
     # destroy (NodePools and EC2NodeClasses depend on the controller, so they are deleted first): node groups
@@ -313,7 +360,9 @@ def _karpenter(st: _Stack, cluster: Cluster, iam: KarpenterIam, node_role: NodeR
         "interruptionQueueName": queue.queue_name if queue else None,
         "controllerRoleArn": iam.controller_role_arn, "dependsOn": controller_needs,
         "deleteTimeout": kcfg.delete_timeout, "systemNodeGroup": not st.cfg.cluster.existing,
-        "extraValues": karpenter_monitor_values(st.cfg.observability), "controllerHooks": guard.drain_binding,
+        "extraValues": karpenter_monitor_values(st.cfg.observability), "crdHooks": owner.binding,
+        "controllerHooks": pulumi.ResourceHookBinding(before_delete=[guard.drain], after_create=[owner.hook],
+                                                      after_update=[owner.hook]),
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
 
@@ -387,12 +436,13 @@ def _migration(st: _Stack, cluster: Cluster, karpenter: Karpenter,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
 
-def _node_termination_handler(st: _Stack, cluster: Cluster, namespaces: Namespaces | None) -> None:
+def _node_termination_handler(st: _Stack, cluster: Cluster, namespaces: Namespaces | None,
+                              owner: ReleaseOwner) -> None:
     nth = st.cfg.node_termination_handler
     NodeTerminationHandler("node-termination-handler", {
         "config": nth, "clusterName": st.name, "tags": st.tags,
         "oidcProviderArn": cluster.oidc_provider_arn, "oidcIssuer": cluster.oidc_issuer,
-        "extraValues": nth_monitor_values(st.cfg.observability, nth.mode),
+        "extraValues": nth_monitor_values(st.cfg.observability, nth.mode), "releaseHooks": owner.binding,
         "permissionsBoundary": st.cfg.permissions_boundary,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
                                    depends_on=[*cluster.ready, *_in(namespaces, nth.namespace)]))
@@ -483,9 +533,7 @@ def pool_prices(cfg: StackConfig, pool_manifests: dict[str, dict[str, Any]],
     out: dict[str, PoolPrice | None] = {}
     for pool in cfg.node_pools:
         admission = admitted_for(pool_manifests[pool.name], class_manifests.get(pool.node_class))
-        per_vcpu = [t.on_demand_hourly / int(t.labels[INSTANCE_CPU]) for t in admission.priced
-                    if t.on_demand_hourly is not None and t.labels.get(INSTANCE_CPU, "0").isdigit()
-                    and int(t.labels[INSTANCE_CPU]) > 0]
         cpu = pool.limits.get("cpu")
-        out[pool.name] = pool_price(per_vcpu, cpu_millis(cpu) / 1000 if cpu is not None else None)
+        limit = cpu_millis(cpu) / 1000 if cpu is not None else None
+        out[pool.name] = pool_price(vcpu_hour_prices(admission.types), limit)
     return out

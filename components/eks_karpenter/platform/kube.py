@@ -10,12 +10,24 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from eks_karpenter.labels import KARPENTER_GROUP
 
 KARPENTER_VERSION = "v1"
 INSTALL_HINT = "pip install 'eks-karpenter[smoke]'"
+
+
+@dataclass(frozen=True)
+class ClusterIdentity:
+    """Which API server a client talks to and which certificate authority it trusts to prove it."""
+
+    server: str
+    certificate_authority: bytes | None
+    """PEM the client verifies the server's certificate with (None: the system's trust store)."""
+    verifies: bool
+    """TLS verification is on (off: any server at that address would do)."""
 
 
 class KubeError(Exception):
@@ -135,13 +147,18 @@ class KubeApi:
                                                  label_selector=label_selector)["items"]
         return items
 
+    def label_secrets(self, namespace: str, label_selector: str, labels: Mapping[str, str]) -> list[str]:
+        """Add `labels` to every Secret of `namespace` that `label_selector` matches; returns their names."""
+        items = self._call(self.core.list_namespaced_secret, namespace, label_selector=label_selector)["items"]
+        names: list[str] = []
+        for secret in items:
+            name = secret["metadata"]["name"]
+            self._call(self.core.patch_namespaced_secret, name, namespace, {"metadata": {"labels": dict(labels)}})
+            names.append(name)
+        return names
+
     def list_crds(self) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self._call(self.extensions.list_custom_resource_definition)["items"]
-        return items
-
-    def list_nodepools(self) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = self._call(
-            self.custom.list_cluster_custom_object, KARPENTER_GROUP, KARPENTER_VERSION, "nodepools")["items"]
         return items
 
     # --- nodes and Karpenter objects -----------------------------------------------------------------------
@@ -177,6 +194,19 @@ class KubeApi:
         networking = k.client.NetworkingV1Api(self.api_client)
         items: list[dict[str, Any]] = self._call(networking.list_ingress_for_all_namespaces)["items"]
         return items
+
+    def list_persistent_volumes(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self._call(self.core.list_persistent_volume)["items"]
+        return items
+
+    def identity(self) -> ClusterIdentity:
+        """The API server this client goes to and the certificate authority it verifies it with."""
+        conf = self.api_client.configuration
+        ca: bytes | None = None
+        if conf.ssl_ca_cert:
+            with open(conf.ssl_ca_cert, "rb") as pem:
+                ca = pem.read()
+        return ClusterIdentity(str(conf.host), ca, bool(conf.verify_ssl))
 
     def get_nodepool(self, name: str) -> dict[str, Any] | None:
         pool: dict[str, Any] | None = self._call(

@@ -31,7 +31,9 @@ from eks_karpenter.platform.access.guardrails import pool_rights_issues
 from eks_karpenter.platform.access.plan import aws_provider_identity
 from eks_karpenter.platform.access.rules import (
     created_cluster_issues,
+    deployer_issues,
     provider_identity_issues,
+    team_namespace_issues,
     validate_access,
     with_provider_identity,
 )
@@ -65,8 +67,9 @@ from eks_karpenter.platform.nodepool.rules import validate_node_config
 from eks_karpenter.platform.nth.config import NthConfig
 from eks_karpenter.platform.nth.rules import validate_nth
 from eks_karpenter.platform.observability.config import ObservabilityConfig
+from eks_karpenter.platform.observability.rules import validate_observability
 from eks_karpenter.platform.version_rules import validate_kubernetes_for_karpenter, validate_node_class_amis
-from eks_karpenter.tags import TagKey, TagValue, reserved_tag_key
+from eks_karpenter.tags import TagKey, TagValue, reserved_tag_issues
 
 PROJECT = "eks-karpenter"
 REGION_KEY = "aws:region"
@@ -395,83 +398,137 @@ def validate_stack(cfg: StackConfig, project: str = PROJECT, failed: frozenset[s
     Sections named in `failed` did not parse (they hold defaults in `cfg`): rules that read them are skipped,
     since those sections already have errors of their own and defaults would only add misleading ones
     (`region` in `failed`: `aws:region` is missing or malformed). `accounts` are `aws:allowedAccountIds`: ARNs
-    must point into them when given.
+    must point into them when given. The rules themselves live in each concern's `rules.py`; this only says
+    which sections each reads.
     """
-    def at(section: str) -> KeyPath:
-        return (_key(section, project),)
+    checking = _Checking(project, failed, accounts, today or datetime.now(UTC).date())
+    return [issue for check in _CHECKS for issue in check(cfg, checking)]
 
-    def ok(*sections: str) -> bool:
-        return not failed.intersection(sections)
 
+@dataclasses.dataclass(frozen=True)
+class _Checking:
+    """What every whole-stack check needs besides the config: where sections are, and which did not parse."""
+
+    project: str
+    failed: frozenset[str]
+    accounts: tuple[str, ...]
+    today: date
+
+    def at(self, section: str) -> KeyPath:
+        return (_key(section, self.project),)
+
+    def ok(self, *sections: str) -> bool:
+        return not self.failed.intersection(sections)
+
+    def region(self, cfg: StackConfig) -> str | None:
+        return cfg.region if self.ok("region") else None
+
+
+def _network_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("network"):
+        return []
+    issues = validate_network(cfg.network, c.region(cfg), c.at("network"))
+    if c.ok("cluster"):
+        issues += validate_network_for_cluster(cfg.network, cfg.cluster.existing, c.at("network"))
+    return issues
+
+
+def _cluster_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
     issues: list[Issue] = []
-    region = cfg.region if ok("region") else None
-    if ok("network"):
-        issues += validate_network(cfg.network, region, at("network"))
-        if ok("cluster"):
-            issues += validate_network_for_cluster(cfg.network, cfg.cluster.existing, at("network"))
-    if ok("cluster", "protect"):
-        issues += validate_cluster(cfg.cluster, at("cluster"), cfg.protect)
-    if ok("cluster"):
-        issues += validate_kubernetes_version(cfg.cluster, at("cluster"), today or datetime.now(UTC).date())
-        if ok("node_classes") and not cfg.cluster.existing:
-            issues += validate_node_class_amis(cfg.cluster.version, cfg.node_classes, at("nodeClasses"))
-        issues += validate_cluster_environment(cfg.cluster, region, accounts, at("cluster"))
-    if ok("cluster", "karpenter") and not cfg.cluster.existing:  # an adopted cluster is checked at its look-up
-        issues += validate_kubernetes_for_karpenter(cfg.cluster.version, cfg.karpenter.version, at("cluster"))
-    if ok("karpenter"):
-        issues += validate_karpenter(cfg.karpenter, at("karpenter"))
-        issues += validate_karpenter_environment(cfg.karpenter, region, accounts, at("karpenter"))
-        if ok("cluster") and not cfg.cluster.existing:
-            issues += validate_karpenter_placement(
-                cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=at("karpenter"))
-        elif ok("cluster"):
-            issues += validate_adopted_placement(cfg.karpenter, at("karpenter"))
-    if cfg.migration is not None and ok("migration", "cluster", "karpenter"):
-        issues += validate_migration(cfg.migration, existing_cluster=cfg.cluster.existing, karpenter=cfg.karpenter,
-                                     at=at("migration"), at_karpenter=at("karpenter"))
-    if ok("node_termination_handler", "interruption", "cluster"):
-        issues += validate_nth(
-            cfg.node_termination_handler, spot_node_groups=len(cfg.cluster.spot_node_groups),
-            karpenter_interruption_enabled=cfg.interruption.enabled,
-            at=at("nodeTerminationHandler"), at_cluster_groups=at("cluster") + ("spotNodeGroups",))
-    if ok("node_pools", "node_classes", "network", "interruption"):
-        issues += validate_node_config(
-            cfg.node_pools, cfg.node_classes, zones=cfg.network.zones,
-            interruption_handled=cfg.interruption.enabled or
-            cfg.interruption.acknowledge_spot_without_interruption_handling,
-            at_pools=at("nodePools"), at_classes=at("nodeClasses"))
-    if ok("access"):
-        issues += validate_access(cfg.access, at("access"), cfg.region)
-    if ok("access", "cluster") and not cfg.cluster.existing:
-        issues += created_cluster_issues(cfg.access, at("access"), at_cluster=at("cluster"),
-                                         aws_auth_compatibility=cfg.cluster.aws_auth_compatibility)
-    if ok("access", "cluster") and not cfg.cluster.existing and not cfg.access.deployers:
-        issues.append(Issue(at("access") + ("deployers",), "required for a cluster this stack creates: EKS gives its "
-                            "creator no access entry here (bootstrapClusterCreatorAdminPermissions is off), so "
-                            "list every identity that runs `pulumi up` or `pulumi preview` (your SSO role for a "
-                            "laptop, the CI deploy role, the PR preview role; docs/deploy.md)", None,
-                            has_value=False))
-    if ok("access", "cluster"):
-        issues += pool_rights_issues(cfg.access.teams, cfg.cluster.version, at("access"))
-    if ok("access", "karpenter", "node_termination_handler"):
+    if c.ok("cluster", "protect"):
+        issues += validate_cluster(cfg.cluster, c.at("cluster"), cfg.protect)
+    if c.ok("cluster"):
+        issues += validate_kubernetes_version(cfg.cluster, c.at("cluster"), c.today)
+        if c.ok("node_classes") and not cfg.cluster.existing:
+            issues += validate_node_class_amis(cfg.cluster.version, cfg.node_classes, c.at("nodeClasses"))
+        issues += validate_cluster_environment(cfg.cluster, c.region(cfg), c.accounts, c.at("cluster"))
+    if c.ok("cluster", "karpenter") and not cfg.cluster.existing:  # an adopted cluster is checked at its look-up
+        issues += validate_kubernetes_for_karpenter(cfg.cluster.version, cfg.karpenter.version, c.at("cluster"))
+    return issues
+
+
+def _karpenter_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("karpenter"):
+        return []
+    issues = validate_karpenter(cfg.karpenter, c.at("karpenter"))
+    issues += validate_karpenter_environment(cfg.karpenter, c.region(cfg), c.accounts, c.at("karpenter"))
+    if c.ok("cluster") and not cfg.cluster.existing:
+        issues += validate_karpenter_placement(
+            cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=c.at("karpenter"))
+    elif c.ok("cluster"):
+        issues += validate_adopted_placement(cfg.karpenter, c.at("karpenter"))
+    return issues
+
+
+def _migration_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if cfg.migration is None or not c.ok("migration", "cluster", "karpenter"):
+        return []
+    return validate_migration(cfg.migration, existing_cluster=cfg.cluster.existing, karpenter=cfg.karpenter,
+                              at=c.at("migration"), at_karpenter=c.at("karpenter"))
+
+
+def _nth_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("node_termination_handler", "interruption", "cluster"):
+        return []
+    return validate_nth(
+        cfg.node_termination_handler, spot_node_groups=len(cfg.cluster.spot_node_groups),
+        karpenter_interruption_enabled=cfg.interruption.enabled,
+        at=c.at("nodeTerminationHandler"), at_cluster_groups=c.at("cluster") + ("spotNodeGroups",))
+
+
+def _node_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("node_pools", "node_classes", "network", "interruption"):
+        return []
+    return validate_node_config(
+        cfg.node_pools, cfg.node_classes, zones=cfg.network.zones,
+        interruption_handled=cfg.interruption.enabled or
+        cfg.interruption.acknowledge_spot_without_interruption_handling,
+        at_pools=c.at("nodePools"), at_classes=c.at("nodeClasses"))
+
+
+def _access_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("access"):
+        return []
+    issues = validate_access(cfg.access, c.at("access"), cfg.region)
+    if c.ok("cluster"):
+        issues += deployer_issues(cfg.access, cluster_created=not cfg.cluster.existing, at=c.at("access"))
+        if not cfg.cluster.existing:
+            issues += created_cluster_issues(cfg.access, c.at("access"), at_cluster=c.at("cluster"),
+                                             aws_auth_compatibility=cfg.cluster.aws_auth_compatibility)
+        issues += pool_rights_issues(cfg.access.teams, cfg.cluster.version, c.at("access"))
+    if c.ok("karpenter", "node_termination_handler"):
         platform = {cfg.karpenter.namespace: "karpenter.namespace"}
         if cfg.node_termination_handler.enabled:
             platform.setdefault(cfg.node_termination_handler.namespace, "nodeTerminationHandler.namespace")
-        for t, team in enumerate(cfg.access.teams):
-            for n, namespace in enumerate(team.namespaces):
-                if namespace in platform:
-                    issues.append(Issue(at("access") + ("teams", t, "namespaces", n), "the platform's own "
-                                        f"namespace ({platform[namespace]}): give the team its own", namespace))
-    if ok("node_classes"):
-        issues += validate_node_class_environment(cfg.node_classes, region, accounts, at("nodeClasses"))
-    if ok("permissions_boundary") and cfg.permissions_boundary is not None:
-        issues += permissions_boundary_issues(cfg.permissions_boundary, at("permissionsBoundary"), region, accounts)
-    if ok("tags"):
-        for key, value in cfg.tags.items():
-            if reserved_tag_key(key):
-                issues.append(Issue(at("tags") + (key,), "reserved tag key: discovery and ownership tags are set "
-                                    "by this library", value))
+        issues += team_namespace_issues(cfg.access.teams, platform, c.at("access"))
     return issues
+
+
+def _node_class_environment_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("node_classes"):
+        return []
+    return validate_node_class_environment(cfg.node_classes, c.region(cfg), c.accounts, c.at("nodeClasses"))
+
+
+def _permissions_boundary_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    if not c.ok("permissions_boundary") or cfg.permissions_boundary is None:
+        return []
+    return permissions_boundary_issues(cfg.permissions_boundary, c.at("permissionsBoundary"), c.region(cfg),
+                                       c.accounts)
+
+
+def _observability_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    return validate_observability(cfg.observability, c.at("observability")) if c.ok("observability") else []
+
+
+def _tag_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    return reserved_tag_issues(cfg.tags, c.at("tags")) if c.ok("tags") else []
+
+
+_CHECKS = (_network_checks, _cluster_checks, _karpenter_checks, _migration_checks, _nth_checks, _node_checks,
+           _access_checks, _node_class_environment_checks, _permissions_boundary_checks, _observability_checks,
+           _tag_checks)
+"""The whole stack's checks, in the order their issues are reported."""
 
 
 def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:

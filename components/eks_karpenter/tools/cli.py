@@ -1,5 +1,5 @@
 """Command line: `eks-karpenter plan | diff | cost | simulate | smoke | schema | import-legacy | policy-pack |
-deploy-policy`.
+deploy-policy | pins | preflight`.
 
 Every command works on a Pulumi project folder (`--program DIR`, default: the current directory), read like the
 Pulumi CLI reads it: `Pulumi.yaml`'s `name`, `main` and `stackConfigDir`, then `<stackConfigDir>/Pulumi.<stack>.yaml`.
@@ -26,7 +26,7 @@ from eks_karpenter.tools.engine import PlanDocument, PlanError, plan_with_refere
 from eks_karpenter.tools.engine.mocks import PlanReferenceError
 from eks_karpenter.tools.engine.render import render_markdown, render_tree, write_artifacts
 from eks_karpenter.tools.project import DEFAULTS as DEFAULTS  # a wrapper sets them here (python -m infra)
-from eks_karpenter.tools.project import load_project, program_root, shown, validated_stack_config
+from eks_karpenter.tools.project import load_project, program_root, validated_stack_config
 from eks_karpenter.tools.smoke import cli as smoke
 
 
@@ -91,8 +91,29 @@ def _stack_outputs(args: argparse.Namespace) -> dict[str, dict[str, object]] | N
 
 
 def _plan(args: argparse.Namespace, stack: str) -> PlanDocument:
-    invoke_results = _live_lookups(args, stack) if getattr(args, "live", False) else None
-    return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args), invoke_results)
+    invoke_results = _live_lookups(args, stack) if getattr(args, "live", False) else {}
+    if getattr(args, "facts", None) is not None:
+        invoke_results.update(_recorded_facts(args, stack))
+    return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args),
+                                invoke_results or None)
+
+
+def _recorded_facts(args: argparse.Namespace, stack: str) -> dict[str, Any]:
+    """`plan --facts FILE`: the adopted cluster's facts as `preflight --record` wrote them, answering the
+    preflight's look-ups instead of the mocks' placeholders."""
+    from eks_karpenter.tools.facts import FactsFileError, facts_invoke_results, read_facts
+
+    path: Path = args.facts
+    cfg = validated_stack_config(load_project(args.program), stack)
+    if not cfg.cluster.existing:
+        raise UsageError(f"--facts {path}: stack {stack!r} creates its cluster; facts are an adopted cluster's")
+    try:
+        data = read_facts(path.read_text(), str(path), cfg.cluster.name)
+    except OSError as exc:
+        raise UsageError(f"--facts {path}: {exc.strerror or exc}") from None
+    except FactsFileError as exc:
+        raise UsageError(f"--facts {exc}") from None
+    return facts_invoke_results(data, cfg.region)
 
 
 def _live_lookups(args: argparse.Namespace, stack: str) -> dict[str, Any]:
@@ -132,6 +153,17 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     plan.add_argument("--live", action="store_true", help="check the pins against AWS in the stack's region "
                       "(add-on versions, AMI aliases, node group releases; credentials and boto3 needed)")
     plan.add_argument("--out", type=Path, help="also write manifests, Helm values and IAM documents here")
+    plan.add_argument("--facts", type=Path, metavar="FILE", help="an adopted cluster's facts recorded by "
+                      "`preflight --record FILE`, in place of the offline placeholders (node groups, version, "
+                      "what its API answered)")
+
+    preflight = sub.add_parser("preflight", help="record an adopted cluster's facts for the offline plan: its "
+                               "version, the node groups and what its API answers (AWS credentials, boto3 and "
+                               "kubernetes needed)")
+    preflight.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    preflight.add_argument("--record", required=True, type=Path, metavar="FILE",
+                           help="write the facts here (JSON; `plan --facts FILE` reads it)")
+    _add_project_arguments(preflight, references=False)
 
     schema = sub.add_parser("schema", help="print the JSON Schema of a stack file (keys in the project's namespace)")
     schema.add_argument("--program", type=Path, metavar="DIR",
@@ -151,6 +183,16 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
     pack.add_argument("--virtualenv", metavar="PATH", help="the pack's Python virtualenv, relative to DIR "
                       "(default: none, the `python3` on PATH runs it)")
 
+    _add_analysis_parsers(sub)
+    smoke.add_parser(sub)
+    from eks_karpenter.tools import pins
+
+    pins.add_parser(sub)
+    return parser
+
+
+def _add_analysis_parsers(sub: Any) -> None:
+    """The commands that compare, convert, price and simulate: diff, import-legacy, cost, simulate."""
     diff = sub.add_parser("diff", help="compare two plans: two `plan --format json` files, a stack at a git ref "
                                        "with the working tree, or a stack with the installed library and a "
                                        "candidate one; each side planned with its own code; prints Markdown")
@@ -196,12 +238,6 @@ def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
                           help="instance type of the fixed node group to compare with (default: m5.large)")
     simulate.add_argument("--format", choices=("text", "markdown", "json"), default="text")
 
-    smoke.add_parser(sub)
-    from eks_karpenter.tools import pins
-
-    pins.add_parser(sub)
-    return parser
-
 
 def cmd_plan(args: argparse.Namespace) -> int:
     _check_stack(args.stack)
@@ -239,6 +275,34 @@ def _namespace(args: argparse.Namespace) -> str:
 
     root = _program(args)
     return ProgramProject.load(root).name if (root / "Pulumi.yaml").is_file() else PROJECT
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    from eks_karpenter.platform.preflight.probe import probe
+    from eks_karpenter.tools.facts import record_facts
+
+    _check_stack(args.stack)
+    project = load_project(args.program)
+    cfg = validated_stack_config(project, args.stack)
+    if not cfg.cluster.existing:
+        raise UsageError(f"preflight: stack {args.stack!r} creates its cluster (cluster.existing is not set)")
+    try:
+        import boto3
+    except ImportError:
+        raise UsageError("preflight --record needs boto3: pip install 'eks-karpenter[live]'") from None
+    eks = boto3.Session(region_name=cfg.region).client("eks")
+    try:
+        facts = record_facts(cfg, project.name, args.stack, eks, probe)
+    except Exception as exc:  # botocore: no credentials, no network, no such cluster
+        raise UsageError(f"preflight: cannot read cluster {cfg.cluster.name!r} in {cfg.region}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    try:
+        args.record.write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
+    except OSError as exc:
+        raise UsageError(f"--record {args.record}: {exc.strerror or exc}") from None
+    print(f"wrote {args.record}: plan with `eks-karpenter plan --stack {args.stack} --facts {args.record}`",
+          file=sys.stderr)
+    return 0
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -397,11 +461,11 @@ def _legacy_target(args: argparse.Namespace) -> str:
         return str(args.kubernetes_version)
     if not args.stack:
         return versions.KUBERNETES_VERSION
-    from eks_karpenter.tools.engine.runner import ProgramProject, read_flat_config
+    from eks_karpenter.tools.engine.runner import ProgramProject, flat_config
 
     _check_stack(args.stack)
     project = ProgramProject.load(_program(args).resolve())
-    flat = read_flat_config(project.stack_file(args.stack), project.name)
+    flat = flat_config(project, args.stack)
     try:
         cluster = json.loads(flat.get(f"{project.name}:cluster", "{}"))
     except ValueError:
@@ -419,14 +483,14 @@ def cmd_cost(args: argparse.Namespace) -> int:
     from eks_karpenter.tools.cost.live import LiveError, fetch_live_prices
     from eks_karpenter.tools.cost.report import render_markdown as cost_markdown
     from eks_karpenter.tools.cost.report import render_text
-    from eks_karpenter.tools.engine.runner import read_flat_config
+    from eks_karpenter.tools.engine.runner import flat_config
 
     _check_stack(args.stack)
     project = load_project(args.program)
     stack_file = project.stack_file(args.stack)
-    flat = read_flat_config(stack_file, project.name)
+    flat = flat_config(project, args.stack)
     if f"{project.name}:cluster" in flat:  # a platform stack of this library: priced from its validated config
-        inputs = inputs_from_config(load_stack_config(flat, shown(stack_file, project.root), project=project.name))
+        inputs = inputs_from_config(load_stack_config(flat, project.shown(stack_file), project=project.name))
     else:  # another program (a consumer): its NodePools and priced resources, from its offline plan
         doc = _plan(args, args.stack)
         inputs = inputs_from_plan(doc.resources, flat.get("aws:region", "us-east-1"))
@@ -485,7 +549,7 @@ def cmd_pins(args: argparse.Namespace) -> int:
 
 COMMANDS = {"plan": cmd_plan, "schema": cmd_schema, "policy-pack": cmd_policy_pack, "deploy-policy": cmd_deploy_policy,
             "diff": cmd_diff, "import-legacy": cmd_import_legacy, "cost": cmd_cost, "simulate": cmd_simulate,
-            "smoke": cmd_smoke, "pins": cmd_pins}
+            "smoke": cmd_smoke, "pins": cmd_pins, "preflight": cmd_preflight}
 
 
 COMMAND_GC_THRESHOLDS = (10_000, 10, 10)

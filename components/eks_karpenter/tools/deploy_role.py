@@ -136,36 +136,8 @@ def stack_iam(documents: Iterable[Mapping[str, Any]]) -> StackIam:
     role_arns: list[tuple[str, str | None]] = []
     for document in documents:
         for resource in document["resources"]:
-            type_, inputs = resource["type"], resource.get("inputs") or {}
-            for value in inputs.values():
-                if isinstance(value, str) and (match := _ARN.match(value)):
-                    iam.partition = match["partition"]
-            if type_ == "aws:iam/role:Role":
-                iam.roles.add(inputs.get("name") or f"{inputs.get('namePrefix') or resource['name'] + '-'}*")
-                iam.boundaries.add(inputs.get("permissionsBoundary") or "")
-            elif type_ == "aws:iam/policy:Policy":
-                iam.policies.add(inputs.get("name") or f"{resource['name']}-*")
-            elif type_ == "aws:iam/rolePolicyAttachment:RolePolicyAttachment":
-                attachments.append(inputs.get("policyArn", ""))
-            elif type_ == "aws:iam/instanceProfile:InstanceProfile":
-                iam.instance_profiles.add(inputs.get("name") or f"{resource['name']}-*")
-            elif type_ == "eks-karpenter:index:Karpenter":
-                iam.karpenter = True
-            elif type_ == "aws:iam/serviceLinkedRole:ServiceLinkedRole":
-                iam.service_linked.add(inputs["awsServiceName"])
-            if not needs_iam(type_) or type_ not in ACTIONS:
-                continue
-            spec = expanded(type_)
-            iam.service_linked |= set(spec.service_linked_roles)
-            for child in spec.child_roles:
-                role = child.prefix.format(name=resource["name"]) + "*"
-                iam.roles.add(role)
-                iam.passed.setdefault(child.passed_to, set()).add(role)
-                attachments += [f"arn:{{partition}}:iam::aws:policy/{p}" for p in child.managed_policies]
-            if spec.passes_role is not None:
-                key, service = spec.passes_role
-                if isinstance(inputs.get(key), str):
-                    role_arns.append((inputs[key], service))
+            _record_iam_resource(iam, resource, attachments)
+            _record_table_row(iam, resource, attachments, role_arns)
     iam.boundaries.discard("")
     for value, service in role_arns:
         name = _role_name(value) or value  # an instance profile's `role` is the role's name
@@ -174,6 +146,47 @@ def stack_iam(documents: Iterable[Mapping[str, Any]]) -> StackIam:
     iam.attached = {_policy_arn(a.format(partition=iam.partition), iam.policies, iam.partition)
                     for a in attachments if a}
     return iam
+
+
+def _record_iam_resource(iam: StackIam, resource: Mapping[str, Any], attachments: list[str]) -> None:
+    """What one planned resource says of itself: the partition of its ARNs, and the IAM names it creates."""
+    type_, inputs = resource["type"], resource.get("inputs") or {}
+    for value in inputs.values():
+        if isinstance(value, str) and (match := _ARN.match(value)):
+            iam.partition = match["partition"]
+    if type_ == "aws:iam/role:Role":
+        iam.roles.add(inputs.get("name") or f"{inputs.get('namePrefix') or resource['name'] + '-'}*")
+        iam.boundaries.add(inputs.get("permissionsBoundary") or "")
+    elif type_ == "aws:iam/policy:Policy":
+        iam.policies.add(inputs.get("name") or f"{resource['name']}-*")
+    elif type_ == "aws:iam/rolePolicyAttachment:RolePolicyAttachment":
+        attachments.append(inputs.get("policyArn", ""))
+    elif type_ == "aws:iam/instanceProfile:InstanceProfile":
+        iam.instance_profiles.add(inputs.get("name") or f"{resource['name']}-*")
+    elif type_ == "eks-karpenter:index:Karpenter":
+        iam.karpenter = True
+    elif type_ == "aws:iam/serviceLinkedRole:ServiceLinkedRole":
+        iam.service_linked.add(inputs["awsServiceName"])
+
+
+def _record_table_row(iam: StackIam, resource: Mapping[str, Any], attachments: list[str],
+                      role_arns: list[tuple[str, str | None]]) -> None:
+    """What the table's row for the resource's type adds: service-linked roles, roles the provider creates for
+    it, and the role it passes to a service."""
+    type_, inputs = resource["type"], resource.get("inputs") or {}
+    if not needs_iam(type_) or type_ not in ACTIONS:
+        return
+    spec = expanded(type_)
+    iam.service_linked |= set(spec.service_linked_roles)
+    for child in spec.child_roles:
+        role = child.prefix.format(name=resource["name"]) + "*"
+        iam.roles.add(role)
+        iam.passed.setdefault(child.passed_to, set()).add(role)
+        attachments += [f"arn:{{partition}}:iam::aws:policy/{p}" for p in child.managed_policies]
+    if spec.passes_role is not None:
+        key, service = spec.passes_role
+        if isinstance(inputs.get(key), str):
+            role_arns.append((inputs[key], service))
 
 
 def _arns(partition: str, kind: str, names: Iterable[str]) -> list[str]:
@@ -200,39 +213,72 @@ def deploy_role_policy(documents: Iterable[Mapping[str, Any]]) -> dict[str, Any]
     if len(iam.boundaries) > 1:
         raise ValueError(f"the stacks' roles carry different permissions boundaries: {sorted(iam.boundaries)}")
     boundary = next(iter(iam.boundaries), None)
+    actions = _Actions.of(rows.values())
+    statements = [_statement(f"{service.capitalize()}ForPlannedResources", granted, "*")
+                  for service, granted in sorted(actions.by_service.items())]
+    statements += _role_statements(iam, actions.role, boundary)
+    statements += _iam_object_statements(iam, actions)
+    statements += _service_linked_statements(iam, actions.service_linked)
+    statements += _pass_role_statements(iam)
+    return {"Version": POLICY_VERSION, "Statement": statements}
 
-    by_service: dict[str, set[str]] = {}
-    role_actions: set[str] = set()
-    slr_actions: set[str] = set()
-    caller_actions: set[str] = set()
-    by_kind: dict[str, set[str]] = {}
-    for spec in rows.values():
-        for action in spec.actions:
-            service, name = action.split(":")
-            if service != "iam":
-                by_service.setdefault(service, set()).add(action)
-            elif IAM_RESOURCE[name] == "role":
-                {"stack": role_actions, "service-linked": slr_actions, "caller": caller_actions}[spec.roles].add(action)
-            else:
-                by_kind.setdefault(IAM_RESOURCE[name], set()).add(action)
-    statements = [_statement(f"{service.capitalize()}ForPlannedResources", actions, "*")
-                  for service, actions in sorted(by_service.items())]
 
-    partition = iam.partition
-    roles = _arns(partition, "role", iam.roles)
-    if role_actions:
-        attach = role_actions & {"iam:AttachRolePolicy"}
-        grants = role_actions & set(BOUNDED) - attach if boundary else set()
-        plain = role_actions - attach - grants - (set(UNBOUNDING) if boundary else set())
-        statements.append(_statement("IamOnTheStacksRolesOnly", plain, roles))
-        if grants:
-            statements.append(_statement("IamRoleGrantsOnlyWithTheBoundary", grants, roles,
-                                         {"StringEquals": {"iam:PermissionsBoundary": boundary}}))
-        if attach:
-            condition: dict[str, Any] = {"ArnLike": {"iam:PolicyARN": sorted(iam.attached)}}
-            if boundary:
-                condition["StringEquals"] = {"iam:PermissionsBoundary": boundary}
-            statements.append(_statement("IamAttachOnlyTheStacksPolicies", attach, roles, condition))
+@dataclass
+class _Actions:
+    """The table's actions for the planned types, sorted by what they act on."""
+
+    by_service: dict[str, set[str]] = field(default_factory=dict)
+    """Non-IAM actions, by service."""
+    role: set[str] = field(default_factory=set)
+    """IAM actions on the stack's own roles."""
+    service_linked: set[str] = field(default_factory=set)
+    caller: set[str] = field(default_factory=set)
+    """IAM reads of the role the deployer runs as."""
+    by_kind: dict[str, set[str]] = field(default_factory=dict)
+    """Other IAM actions, by the kind of resource they act on (`policy`, `instance-profile`, ..., `*`)."""
+
+    @staticmethod
+    def of(specs: Iterable[Any]) -> _Actions:
+        out = _Actions()
+        for spec in specs:
+            for action in spec.actions:
+                service, name = action.split(":")
+                if service != "iam":
+                    out.by_service.setdefault(service, set()).add(action)
+                elif IAM_RESOURCE[name] == "role":
+                    {"stack": out.role, "service-linked": out.service_linked, "caller": out.caller}[
+                        spec.roles].add(action)
+                else:
+                    out.by_kind.setdefault(IAM_RESOURCE[name], set()).add(action)
+        return out
+
+
+def _role_statements(iam: StackIam, role_actions: set[str], boundary: str | None) -> list[dict[str, Any]]:
+    """IAM on the stack's own roles; grants and attachments only with the boundary, attachments only of the
+    stack's policies."""
+    if not role_actions:
+        return []
+    roles = _arns(iam.partition, "role", iam.roles)
+    attach = role_actions & {"iam:AttachRolePolicy"}
+    grants = role_actions & set(BOUNDED) - attach if boundary else set()
+    plain = role_actions - attach - grants - (set(UNBOUNDING) if boundary else set())
+    statements = [_statement("IamOnTheStacksRolesOnly", plain, roles)]
+    if grants:
+        statements.append(_statement("IamRoleGrantsOnlyWithTheBoundary", grants, roles,
+                                     {"StringEquals": {"iam:PermissionsBoundary": boundary}}))
+    if attach:
+        condition: dict[str, Any] = {"ArnLike": {"iam:PolicyARN": sorted(iam.attached)}}
+        if boundary:
+            condition["StringEquals"] = {"iam:PermissionsBoundary": boundary}
+        statements.append(_statement("IamAttachOnlyTheStacksPolicies", attach, roles, condition))
+    return statements
+
+
+def _iam_object_statements(iam: StackIam, actions: _Actions) -> list[dict[str, Any]]:
+    """IAM on the stack's policies, instance profiles (and Karpenter's), EKS OIDC providers, listings, and the
+    deployer's own role."""
+    partition, by_kind = iam.partition, actions.by_kind
+    statements = []
     if "policy" in by_kind:
         statements.append(_statement("IamOnTheStacksPoliciesOnly", by_kind["policy"],
                                      _arns(partition, "policy", iam.policies)))
@@ -252,27 +298,37 @@ def deploy_role_policy(documents: Iterable[Mapping[str, Any]]) -> dict[str, Any]
                                      [f"arn:{partition}:iam::{ACCOUNT}:oidc-provider/oidc.eks.*"]))
     if "*" in by_kind:
         statements.append(_statement("IamListings", by_kind["*"], "*"))
-    if caller_actions:
+    if actions.caller:
         # Reads of the role the deployer runs as, which no plan names (narrow it to that role's ARN if you like).
-        statements.append(_statement("IamReadTheDeployersOwnRole", caller_actions,
+        statements.append(_statement("IamReadTheDeployersOwnRole", actions.caller,
                                      [f"arn:{partition}:iam::{ACCOUNT}:role/*"]))
+    return statements
+
+
+def _service_linked_statements(iam: StackIam, slr_actions: set[str]) -> list[dict[str, Any]]:
+    """Create only the service-linked roles the plans need, and act on those only."""
     services = sorted(iam.service_linked)
-    if services:
-        statements.append(_statement(
-            "IamCreateOnlyTheServiceLinkedRolesNeeded", ["iam:CreateServiceLinkedRole"],
-            [f"arn:{partition}:iam::{ACCOUNT}:role/aws-service-role/{s}/*" for s in services],
-            {"StringEquals": {"iam:AWSServiceName": services}}))
-        if slr_actions - {"iam:CreateServiceLinkedRole"}:
-            statements.append(_statement(
-                "IamOnThoseServiceLinkedRolesOnly", slr_actions - {"iam:CreateServiceLinkedRole"},
-                [f"arn:{partition}:iam::{ACCOUNT}:role/aws-service-role/{s}/*" for s in services]))
+    if not services:
+        return []
+    arns = [f"arn:{iam.partition}:iam::{ACCOUNT}:role/aws-service-role/{s}/*" for s in services]
+    statements = [_statement("IamCreateOnlyTheServiceLinkedRolesNeeded", ["iam:CreateServiceLinkedRole"], arns,
+                             {"StringEquals": {"iam:AWSServiceName": services}})]
+    if slr_actions - {"iam:CreateServiceLinkedRole"}:
+        statements.append(_statement("IamOnThoseServiceLinkedRolesOnly", slr_actions - {"iam:CreateServiceLinkedRole"},
+                                     arns))
+    return statements
+
+
+def _pass_role_statements(iam: StackIam) -> list[dict[str, Any]]:
+    """iam:PassRole of each role to the service it is passed to."""
+    statements = []
     for passed_to, names in sorted(iam.passed.items(), key=lambda kv: kv[0] or ""):
         # A role passed where IAM names no service (an instance profile's, a Fargate profile's): by name only.
         sid = "PassRolesTo" + "".join(p.capitalize() for p in re.split(r"[.-]", passed_to.removesuffix(
             ".amazonaws.com"))) if passed_to else "PassRolesByNameOnly"
-        statements.append(_statement(sid, ["iam:PassRole"], _arns(partition, "role", names),
+        statements.append(_statement(sid, ["iam:PassRole"], _arns(iam.partition, "role", names),
                                      {"StringEquals": {"iam:PassedToService": passed_to}} if passed_to else None))
-    return {"Version": POLICY_VERSION, "Statement": statements}
+    return statements
 
 
 def policy_size(document: Mapping[str, Any]) -> int:

@@ -1,5 +1,5 @@
 """`eks-karpenter pins`: every pin of `versions.py` with its source and age; `--live` the newest valid value;
-`--write` moves the pins to it and notes the move in docs/UPGRADING.md (issue 23).
+`--write` moves the pins to it and notes the move in docs/UPGRADING.md.
 
     eks-karpenter pins                          # offline: pin, source, age (AMI older than --max-ami-age flagged)
     eks-karpenter pins --live --region eu-west-1  # + newest: EKS DescribeAddonVersions, the public SSM AMI

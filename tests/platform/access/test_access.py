@@ -10,7 +10,7 @@ import pulumi
 import pytest
 from eks_karpenter.config.errors import ConfigError, render_path
 from eks_karpenter.platform.access import AccessConfig, access_entries, validate_access
-from eks_karpenter.platform.access.plan import caller_role_arn, parse_principal
+from eks_karpenter.platform.access.plan import parse_principal
 from eks_karpenter.tools.engine import PlanDocument
 
 from tests.support import plan_config, plan_stack, stack_config
@@ -144,8 +144,6 @@ def test_team_may_not_share_the_platforms_namespace(tmp_path: Path) -> None:
 def test_helpers() -> None:
     p = parse_principal(SSO)
     assert p is not None and p.is_sso and p.name.startswith("AWSReservedSSO_") and p.account == "123456789012"
-    assert caller_role_arn("arn:aws:sts::123456789012:assumed-role/deploy/ci-run-7") == \
-        "arn:aws:iam::123456789012:role/deploy"
     keys = [e.key for e in access_entries(AccessConfig.model_validate(
         {"clusterAdmins": [SSO], "teams": [{"name": "t", "namespaces": ["t"],
                                             "principalArns": ["arn:aws:iam::123456789012:role/x"]}]}))]

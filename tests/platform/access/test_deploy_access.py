@@ -1,4 +1,4 @@
-"""Reaching the API server and who may run `pulumi up` (issue 22, points 1 and 2): endpoint ingress rules, the
+"""Reaching the API server and who may run `pulumi up`: endpoint ingress rules, the
 declared deployers' access entries and what waits for them, no bootstrap creator admin, and one identity for
 both providers."""
 

@@ -220,7 +220,7 @@ def test_an_adopted_cluster_older_than_1_30_refuses_pool_rights_by_its_real_vers
     from tests.support import REPO
 
     def old_cluster(args: dict[str, Any]) -> dict[str, Any]:
-        found = engine_mocks._invoke("aws:eks/getCluster:getCluster", args, "us-west-2")
+        found = engine_mocks.placeholder_answer("aws:eks/getCluster:getCluster", args, "us-west-2", recorded=True)
         return {**found, "version": "1.29"}
 
     team = {"name": "batch", "namespaces": ["batch"], "nodePools": True,

@@ -65,7 +65,7 @@ def test_controller_on_fargate_on_an_existing_cluster_gets_its_profile() -> None
 
 def cluster_answer(mode: str | None) -> Any:
     def answer(args: dict[str, Any]) -> dict[str, Any]:
-        found = engine_mocks._invoke(GET_CLUSTER, args, "us-west-2")
+        found = engine_mocks.placeholder_answer(GET_CLUSTER, args, "us-west-2", recorded=True)
         found["accessConfigs"] = [] if mode is None else [{"authenticationMode": mode}]
         return found
     return answer
@@ -96,8 +96,9 @@ def test_cli_prints_the_refusal_as_one_clean_error(monkeypatch: pytest.MonkeyPat
 
     def config_map_only(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
         found = real(token, args, region)
-        if token == GET_CLUSTER:
+        if token == GET_CLUSTER:  # as the cluster answers it, not a placeholder
             found["accessConfigs"] = [{"authenticationMode": "CONFIG_MAP"}]
+            found["tags"] = {}
         return found
 
     monkeypatch.setattr(engine_mocks, "_invoke", config_map_only)

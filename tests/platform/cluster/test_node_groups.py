@@ -1,4 +1,4 @@
-"""Managed node groups: replaced create-before-delete, each with its own launch template (issue 10, item 5)."""
+"""Managed node groups: replaced create-before-delete, each with its own launch template."""
 
 from __future__ import annotations
 

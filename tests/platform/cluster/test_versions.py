@@ -1,4 +1,4 @@
-"""Kubernetes version and support cost (issue 10, item 6; issue 11's version rules): the EKS support calendar,
+"""Kubernetes version and support cost: the EKS support calendar,
 the upgrade policy, and the pins that must match the chosen version."""
 
 from __future__ import annotations

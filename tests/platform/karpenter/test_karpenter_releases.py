@@ -1,4 +1,4 @@
-"""The supported Karpenter releases (1.12.2, 1.13.1, 1.14.1; issue 23): for each, the controller IAM policies, the
+"""The supported Karpenter releases (1.12.2, 1.13.1, 1.14.1): for each, the controller IAM policies, the
 chart values and the CRDs this library renders, against that release's own upstream files; any other refused."""
 
 from __future__ import annotations

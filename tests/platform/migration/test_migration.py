@@ -1,5 +1,5 @@
 """The Cluster Autoscaler hand-off on the brownfield stack, phase by phase: what each phase registers, the diff
-from the phase before (and back, for a rollback), and the rules that refuse a wrong step (issue 24)."""
+from the phase before (and back, for a rollback), and the rules that refuse a wrong step."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def groups(**each: Any) -> list[dict[str, Any]]:
 def pinned(desired: int) -> Any:
     """getNodeGroup as the cluster reports a group after phase 2 pinned it (or phase 3 drained it)."""
     def answer(args: dict[str, Any]) -> dict[str, Any]:
-        found = engine_mocks._invoke(GET_NODE_GROUP, args, "us-west-2")
+        found = engine_mocks.placeholder_answer(GET_NODE_GROUP, args, "us-west-2", recorded=True)
         if args["nodeGroupName"] in GROUPS:
             found["scalingConfigs"] = [{"minSize": desired, "maxSize": max(desired, 1), "desiredSize": desired}]
         return found

@@ -129,7 +129,7 @@ def test_exclude_metal_excludes_every_bare_metal_size() -> None:
     got = admitted_names(**RELAXED, excludeInstanceSizes=["metal"])
     assert got == catalogue_where(lambda t: not is_metal(t))
     assert not [n for n in got if "metal" in n]
-    # The 51 `metal-NNxl` types prod's general pool used to admit are gone.
+    # None of the 51 `metal-NNxl` types is admitted by a prod-like pool that excludes metal.
     prod_like = admitted_names(instanceCategories=["c", "m", "r"], minGeneration=6,
                                excludeInstanceSizes=["metal", "24xlarge", "48xlarge"])
     assert not {n for n in prod_like if ".metal" in n}

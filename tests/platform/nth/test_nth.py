@@ -305,10 +305,6 @@ def test_config_refuses_typos_and_bad_values() -> None:
         NthConfig.model_validate({"namespace": "Kube_System"})
 
 
-def test_config_fields_are_documented() -> None:
-    for name, field in NthConfig.model_fields.items():
-        assert field.description, name
-
 
 # --- rules ------------------------------------------------------------------------------------------------------
 

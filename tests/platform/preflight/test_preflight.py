@@ -1,33 +1,38 @@
 """The preflight of an adopted cluster: every failure refuses the plan with its message, before anything is
-registered (issue 24). The look-ups are answered by the offline plan's mocks; each test changes one answer."""
+registered. The look-ups are answered by the offline plan's mocks; each test changes one answer."""
 
 from __future__ import annotations
 
 import base64
 import gzip
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from eks_karpenter.config.errors import ConfigError
-from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN, release_marker
+from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN, label_release_command, release_marker, release_owner
+from eks_karpenter.platform.kube import KubeApi
 from eks_karpenter.platform.preflight.probe import answer
 from eks_karpenter.tools.engine import PlanResult, plan_program, run_plan
 from eks_karpenter.tools.engine import mocks as engine_mocks
 
-from tests.support import REPO, invoke_tokens, stack_config
+from tests.support import REPO, UPSTREAM, invoke_tokens, requires_upstream, stack_config
 
 GET_CLUSTER = "aws:eks/getCluster:getCluster"
 GET_NODE_GROUP = "aws:eks/getNodeGroup:getNodeGroup"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SOURCE = "stacks/Pulumi.brownfield.yaml"
 OURS = release_marker("eks-karpenter", "brownfield")
+OWNER = release_owner("eks-karpenter", "brownfield")
+LABEL_KARPENTER = label_release_command("kube-system", "karpenter", OWNER)
 KARPENTER_URN = "urn:pulumi:brownfield::eks-karpenter::eks-karpenter:index:Karpenter::karpenter"
 
 
 def in_cluster(**answer: Any) -> Any:
     def reply(request: dict[str, Any]) -> dict[str, Any]:
-        return {**engine_mocks._invoke(IN_CLUSTER_TOKEN, request, "us-west-2"), **answer}
+        return {**engine_mocks.placeholder_answer(IN_CLUSTER_TOKEN, request, "us-west-2", recorded=True), **answer}
     return reply
 
 
@@ -55,7 +60,7 @@ def test_the_default_answers_pass_and_ask_the_cluster_once() -> None:
 
 def test_a_private_endpoint_the_deployer_cannot_reach() -> None:
     def private(args: dict[str, Any]) -> dict[str, Any]:
-        found = engine_mocks._invoke(GET_CLUSTER, args, "us-west-2")
+        found = engine_mocks.placeholder_answer(GET_CLUSTER, args, "us-west-2", recorded=True)
         found["vpcConfig"] = {**found["vpcConfig"], "endpointPublicAccess": False, "publicAccessCidrs": []}
         return found
     [line] = refused({GET_CLUSTER: private, IN_CLUSTER_TOKEN: in_cluster(reachable=False, error="timed out")})
@@ -67,7 +72,7 @@ def test_a_private_endpoint_the_deployer_cannot_reach() -> None:
 
 def test_a_public_endpoint_limited_to_other_networks() -> None:
     def limited(args: dict[str, Any]) -> dict[str, Any]:
-        found = engine_mocks._invoke(GET_CLUSTER, args, "us-west-2")
+        found = engine_mocks.placeholder_answer(GET_CLUSTER, args, "us-west-2", recorded=True)
         found["vpcConfig"] = {**found["vpcConfig"], "publicAccessCidrs": ["203.0.113.0/24"]}
         return found
     [line] = refused({GET_CLUSTER: limited, IN_CLUSTER_TOKEN: in_cluster(reachable=False, error="refused")})
@@ -106,9 +111,36 @@ def test_a_karpenter_release_another_tool_installed_is_reported_with_the_import_
     [line] = refused({IN_CLUSTER_TOKEN: in_cluster(helmReleases=found)})
     assert line == (f"{SOURCE}: eks-karpenter:karpenter.namespace: a Helm release kube-system/karpenter (status "
                     "deployed) already exists and this stack does not manage it: Helm would refuse to install over "
-                    "it; adopt it with `pulumi import kubernetes:helm.sh/v3:Release karpenter-controller "
-                    f"kube-system/karpenter --parent '{KARPENTER_URN}'` (then run again), or uninstall it first "
+                    "it; adopt it: `pulumi import kubernetes:helm.sh/v3:Release karpenter-controller "
+                    f"kube-system/karpenter --parent '{KARPENTER_URN}'` (skip this if the stack already holds it) "
+                    f"and mark it as this stack's: `{LABEL_KARPENTER}`; then run again; or uninstall it first "
                     '(got "kube-system")')
+
+
+def test_the_printed_fix_does_not_loop() -> None:
+    """After the import and the label the fix names, the release is the stack's, whatever its description."""
+    found = [{"namespace": "kube-system", "name": "karpenter", "description": "Install complete"}]
+    [line] = refused({IN_CLUSTER_TOKEN: in_cluster(helmReleases=found)})
+    label = re.search(r"eks-karpenter\.io/stack=(\S+) --overwrite", line)
+    assert label and label[1] == OWNER == "eks-karpenter.brownfield"
+    marked = [{**found[0], "owner": label[1]}]
+    assert plan_program(REPO, "brownfield", invoke_results={IN_CLUSTER_TOKEN: in_cluster(helmReleases=marked)})
+
+
+@pytest.mark.parametrize("description", ["Rollback to 2", "Upgrade \"karpenter\" failed: timed out", OURS])
+def test_own_releases_are_known_by_their_label_after_a_rollback(description: str) -> None:
+    """`helm rollback` and a failed atomic upgrade's rollback replace the description; Helm copies the label."""
+    found = [{"namespace": "kube-system", "name": name, "description": description, "owner": OWNER}
+             for name in ("karpenter", "karpenter-crd", "aws-node-termination-handler")]
+    assert plan_program(REPO, "brownfield", invoke_results={IN_CLUSTER_TOKEN: in_cluster(helmReleases=found)})
+
+
+def test_a_release_another_stack_labelled_is_not_adopted() -> None:
+    found = [{"namespace": "kube-system", "name": "karpenter", "description": "eks-karpenter platform/prod",
+              "owner": "platform.prod"}]
+    [line] = refused({IN_CLUSTER_TOKEN: in_cluster(helmReleases=found)})
+    assert "two stacks would manage one release; it belongs to another eks-karpenter stack (platform.prod)" in line
+    assert "pulumi import" not in line
 
 
 def test_this_stacks_own_releases_pass() -> None:
@@ -144,11 +176,31 @@ CRDS = [{"name": "nodepools.karpenter.sh", "versions": ["v1"]},
 
 def test_existing_karpenter_crds_are_reported_with_the_adoption_option() -> None:
     [line] = refused({IN_CLUSTER_TOKEN: in_cluster(crds=CRDS)})
-    assert line.startswith(f"{SOURCE}: eks-karpenter:karpenter.adoptExistingCrds: Karpenter's CRDs already exist "
+    assert line.startswith(f"{SOURCE}: eks-karpenter:karpenter.adoptExistingCrds: CRDs Karpenter 1.14.1 installs "
+                           "already exist "
                            "(nodeclaims.karpenter.sh, nodepools.karpenter.sh; owned by Helm release "
                            "karpenter/karpenter, no Helm release), so installing the karpenter-crd chart would fail on "
                            "them: set adoptExistingCrds: true")
     assert "meta.helm.sh/release-name=karpenter-crd meta.helm.sh/release-namespace=kube-system" in line
+
+
+@pytest.mark.parametrize("crd", ["capacitybuffers.autoscaling.x-k8s.io", "nodeoverlays.karpenter.sh"])
+def test_every_crd_the_release_installs_is_checked(crd: str) -> None:
+    found = [{"name": crd, "releaseName": "cluster-autoscaler", "releaseNamespace": "kube-system"}]
+    [line] = refused({IN_CLUSTER_TOKEN: in_cluster(crds=found)})
+    assert f"CRDs Karpenter 1.14.1 installs already exist ({crd}; owned by Helm release " \
+           "kube-system/cluster-autoscaler)" in line
+
+
+def test_a_crd_the_chosen_release_does_not_install_is_not_in_the_way() -> None:
+    karpenter = {**stack_config("brownfield")["eks-karpenter:karpenter"], "version": "1.13.1"}
+    found = [{"name": "capacitybuffers.autoscaling.x-k8s.io", "releaseName": "cluster-autoscaler",
+              "releaseNamespace": "kube-system"}]
+    doc = plan_program(REPO, "brownfield", config_overrides={"eks-karpenter:karpenter": json.dumps(karpenter)},
+                       invoke_results={IN_CLUSTER_TOKEN: in_cluster(crds=found)})
+    [ask] = [i for i in doc.invokes if i.token == IN_CLUSTER_TOKEN]
+    assert "capacitybuffers.autoscaling.x-k8s.io" not in ask.args["crds"]
+    assert "nodeoverlays.karpenter.sh" in ask.args["crds"]
 
 
 def test_adopting_existing_crds_takes_them_over_in_the_crd_release() -> None:
@@ -186,7 +238,7 @@ def node_groups(**by_name: dict[str, Any] | engine_mocks.LookupFailed) -> Any:
         change = by_name.get(args["nodeGroupName"].replace("-", "_"), {})
         if isinstance(change, engine_mocks.LookupFailed):
             raise change
-        return {**engine_mocks._invoke(GET_NODE_GROUP, args, "us-west-2"), **change}
+        return {**engine_mocks.placeholder_answer(GET_NODE_GROUP, args, "us-west-2", recorded=True), **change}
     return reply
 
 
@@ -239,10 +291,12 @@ def test_in_cluster_checks_can_be_switched_off_and_say_so() -> None:
 
 # --- the real in-cluster look-up, on a stand-in API -------------------------------------------------------------
 
-def helm_secret(namespace: str, name: str, revision: int, description: str) -> dict[str, Any]:
+def helm_secret(namespace: str, name: str, revision: int, description: str, owner: str = "") -> dict[str, Any]:
+    """A release revision as Helm v3 stores it: labels owner, name, status, version, and any custom label."""
     release = base64.b64encode(gzip.compress(json.dumps({"info": {"description": description}}).encode()))
+    labels = {"owner": "helm", "name": name, "status": "deployed", "version": str(revision)}
     return {"metadata": {"namespace": namespace, "name": f"sh.helm.release.v1.{name}.v{revision}",
-                         "labels": {"owner": "helm", "name": name, "status": "deployed", "version": str(revision)}},
+                         "labels": {**labels, **({"eks-karpenter.io/stack": owner} if owner else {})}},
             "data": {"release": base64.b64encode(release).decode()}}
 
 
@@ -256,6 +310,8 @@ class StubApi:
         return [{"metadata": {"name": "nodepools.karpenter.sh", "annotations": {
                     "meta.helm.sh/release-name": "karpenter-crd", "meta.helm.sh/release-namespace": "kube-system"}},
                  "spec": {"group": "karpenter.sh", "versions": [{"name": "v1"}]}},
+                {"metadata": {"name": "capacitybuffers.autoscaling.x-k8s.io"},
+                 "spec": {"group": "autoscaling.x-k8s.io", "versions": [{"name": "v1beta1"}]}},
                 {"metadata": {"name": "certificates.cert-manager.io"}, "spec": {"group": "cert-manager.io"}}]
 
     def list_secrets(self, label_selector: str) -> list[dict[str, Any]]:
@@ -269,12 +325,15 @@ class StubApi:
 
 def test_the_probe_reads_releases_crds_and_deployments() -> None:
     got = answer(StubApi(), {"releases": ["karpenter"],  # type: ignore[arg-type]
+                             "crds": ["capacitybuffers.autoscaling.x-k8s.io", "nodepools.karpenter.sh"],
                              "deployments": ["kube-system/cluster-autoscaler", "kube-system/gone"]})
     assert got == {"reachable": True, "deployments": {"kube-system/cluster-autoscaler": 1},
                    "crds": [{"name": "nodepools.karpenter.sh", "releaseName": "karpenter-crd",
-                             "releaseNamespace": "kube-system", "versions": ["v1"]}],
+                             "releaseNamespace": "kube-system", "versions": ["v1"]},
+                            {"name": "capacitybuffers.autoscaling.x-k8s.io", "releaseName": None,
+                             "releaseNamespace": None, "versions": ["v1beta1"]}],
                    "helmReleases": [{"namespace": "kube-system", "name": "karpenter", "status": "deployed",
-                                     "description": OURS}]}
+                                     "description": OURS, "owner": ""}]}
 
 
 def test_the_probe_reports_what_failed() -> None:
@@ -288,13 +347,12 @@ def test_the_probe_reports_what_failed() -> None:
 
 def test_the_probe_speaks_to_a_kubernetes_api_server() -> None:
     kubernetes = pytest.importorskip("kubernetes")
-    from eks_karpenter.platform.kube import KubeApi
 
     from tests.support.fake_kube import FakeCluster
 
     fake = FakeCluster([])
     fake.crds = StubApi().list_crds()
-    fake.secrets = [helm_secret("kube-system", "aws-node-termination-handler", 3, "eks-charts"),
+    fake.secrets = [helm_secret("kube-system", "aws-node-termination-handler", 3, "Rollback to 2", OWNER),
                     helm_secret("kube-system", "web", 1, "")]
     fake.add_deployment("kube-system", "cluster-autoscaler", replicas=2)
     with fake.serving() as url:
@@ -304,7 +362,150 @@ def test_the_probe_speaks_to_a_kubernetes_api_server() -> None:
                      {"releases": ["karpenter", "aws-node-termination-handler"],
                       "deployments": ["kube-system/cluster-autoscaler"]})
     assert got["helmReleases"] == [{"namespace": "kube-system", "name": "aws-node-termination-handler",
-                                    "status": "deployed", "description": "eks-charts"}]
+                                    "status": "deployed", "description": "Rollback to 2", "owner": OWNER}]
     assert [c["name"] for c in got["crds"]] == ["nodepools.karpenter.sh"]
     assert got["deployments"] == {"kube-system/cluster-autoscaler": 2}
     assert ("GET", "/api/v1/secrets") in fake.requests
+
+
+# --- previews from CI, and the offline plan's placeholders ------------------------------------------------------
+
+def test_a_preview_that_cannot_authenticate_skips_the_in_cluster_checks_with_a_warning(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from eks_karpenter.platform.preflight import lookup
+
+    monkeypatch.setattr(lookup, "_previewing", lambda: True)
+    for status in (401, 403):
+        doc = plan_program(REPO, "brownfield", invoke_results={
+            IN_CLUSTER_TOKEN: in_cluster(status=status, error="Unauthorized", crds=CRDS)})
+        assert doc.by_type(RELEASE)  # not refused, though the answer would have been
+        [skipped] = [w for w in doc.warnings if w.startswith("preview: the in-cluster checks")]
+        assert f"HTTP {status}" in skipped and "`pulumi up` runs them and refuses there" in skipped
+
+
+def test_an_up_that_cannot_authenticate_is_still_refused() -> None:
+    [line] = refused({IN_CLUSTER_TOKEN: in_cluster(status=401, error="Unauthorized")})
+    assert "refused the deployer's credentials" in line
+
+
+def test_the_offline_plan_labels_its_made_up_cluster_facts() -> None:
+    doc = plan_program(REPO, "brownfield")
+    [made_up] = [w for w in doc.warnings if w.startswith("offline placeholders")]
+    assert "node group 'core' (ON_DEMAND, 2 to 3 nodes, 2 running)" in made_up
+    assert "node group 'spot-4vcpu-16gb' (SPOT, 0 to 10 nodes, 3 running)" in made_up
+    assert "Kubernetes 1.33" in made_up and "the API server's answers" in made_up
+    assert "eks-karpenter preflight --stack brownfield --record facts.json" in made_up
+
+
+def test_problems_on_placeholder_facts_are_warnings_not_errors() -> None:
+    """The mocks' invented bounds (0 to 10) differ from the stack's: a warning offline, not a refusal."""
+    migration = stack_config("brownfield")["eks-karpenter:migration"]
+    groups = [{**g, "minSize": 1, "maxSize": 6} for g in migration["nodeGroups"]]
+    doc = plan_program(REPO, "brownfield", config_overrides={
+        "eks-karpenter:migration": json.dumps({**migration, "nodeGroups": groups})})
+    unsure = [w for w in doc.warnings if w.startswith("offline placeholder facts:")]
+    assert len(unsure) == 2
+    assert unsure[0].startswith("offline placeholder facts: eks-karpenter:migration.nodeGroups[0].minSize: node "
+                                "group 'spot-4vcpu-16gb' scales 0 to 10 today")
+    assert "(not an error: the real cluster may differ" in unsure[0]
+    # the same answer, recorded from the cluster, refuses
+    recorded = {GET_NODE_GROUP: node_groups()}
+    lines = refused(recorded, migration={"nodeGroups": groups})
+    assert len(lines) == 2 and "scales 0 to 10 today" in lines[0]
+
+
+# --- the ownership label, set by the stack's hook ---------------------------------------------------------------
+
+def test_every_release_the_stack_installs_is_labelled_after_create_and_update() -> None:
+    from eks_karpenter.platform.release_owner import HOOK
+
+    doc = plan_program(REPO, "brownfield")
+    for release in doc.by_type(RELEASE):
+        hooks = release.options["hooks"]
+        assert hooks["afterCreate"] == [HOOK] and hooks["afterUpdate"] == [HOOK], release.name
+
+
+def owner_hook(url: str, ca: bytes | None = None) -> Any:
+    """The hook as the program builds it, without a Pulumi runtime, for the cluster at `url`."""
+    from eks_karpenter.platform.release_owner import ReleaseOwner
+    from eks_karpenter.platform.stack_cluster import StackCluster
+
+    target = object.__new__(StackCluster)
+    target.cluster = "legacy-cas"
+    target.kubeconfig = {"apiVersion": "v1", "kind": "Config", "current-context": "s",
+                         "clusters": [{"name": "s", "cluster": {"server": url, **(
+                             {"certificate-authority-data": base64.b64encode(ca).decode()} if ca else {})}}],
+                         "users": [{"name": "s", "user": {"token": "t"}}],
+                         "contexts": [{"name": "s", "context": {"cluster": "s", "user": "s"}}]}
+    target.endpoint, target.certificate_authority = url, base64.b64encode(ca or b"CA").decode()
+    hook = object.__new__(ReleaseOwner)
+    hook.cluster, hook.owner = target, OWNER
+    return hook
+
+
+def test_the_hook_labels_every_revision_so_any_rollback_keeps_it(tmp_path: Path) -> None:
+    """Helm copies a rollback target's labels: every revision is labelled, not only the newest."""
+    import pulumi
+    from eks_karpenter.platform.preflight.probe import answer as probe
+
+    from tests.support.fake_kube import FakeCluster, self_signed
+
+    tls = self_signed(tmp_path)
+    if tls is None:
+        pytest.skip("needs the openssl command to make the fake API server's TLS certificate")
+    fake = FakeCluster([])
+    fake.secrets = [helm_secret("kube-system", "karpenter", 1, OURS), helm_secret("kube-system", "karpenter", 2, OURS),
+                    helm_secret("kube-system", "web", 1, "")]
+    with fake.serving(tls) as url:
+        hook = owner_hook(url, tls.ca_pem)
+        hook._label(pulumi.ResourceHookArgs(
+            urn="u", id="i", name="karpenter-controller", type=RELEASE,
+            new_outputs={"namespace": "kube-system", "name": "karpenter"}))
+        fake.secrets.append(helm_secret("kube-system", "karpenter", 3, "Rollback to 1",
+                                        fake.secrets[0]["metadata"]["labels"].get("eks-karpenter.io/stack", "")))
+        got = probe(hook.cluster.api(), {"releases": ["karpenter"]})
+    assert [s["metadata"]["labels"].get("eks-karpenter.io/stack") for s in fake.secrets] == [OWNER, OWNER, None, OWNER]
+    assert got["helmReleases"][0]["owner"] == OWNER and got["helmReleases"][0]["description"] == "Rollback to 1"
+
+
+def test_a_label_the_hook_cannot_set_is_a_warning_with_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pulumi
+
+    warned: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *a, **k: warned.append(message))
+    from tests.support.fake_kube import FakeCluster
+
+    fake = FakeCluster([])
+    with fake.serving() as url:  # plain HTTP: the client cannot be shown to be the stack's cluster
+        owner_hook(url)._label(pulumi.ResourceHookArgs(
+            urn="u", id="i", name="karpenter-crd", type=RELEASE,
+            new_outputs={"namespace": "kube-system", "name": "karpenter-crd"}))
+    assert fake.requests == []
+    [warning] = warned
+    assert label_release_command("kube-system", "karpenter-crd", OWNER) in warning
+
+
+def test_a_version_problem_on_the_placeholder_version_is_a_warning() -> None:
+    """The mocks' Kubernetes 1.33 has no AL2 AMIs; the real cluster may run 1.32: a warning offline."""
+    classes = [{**c, "amiSelectorTerms": [{"alias": "al2@latest"}]}
+               for c in stack_config("brownfield")["eks-karpenter:nodeClasses"]]
+    overrides = {"eks-karpenter:nodeClasses": json.dumps(classes)}
+    doc = plan_program(REPO, "brownfield", config_overrides=overrides)
+    assert any(w.startswith("offline placeholder facts: eks-karpenter:nodeClasses") for w in doc.warnings)
+
+    def recorded(version: str) -> Any:
+        def answer(args: dict[str, Any]) -> dict[str, Any]:
+            return {**engine_mocks.placeholder_answer(GET_CLUSTER, args, "us-west-2", recorded=True),
+                    "version": version}
+        return answer
+    result = run_plan(REPO, "brownfield", config_overrides=overrides, invoke_results={GET_CLUSTER: recorded("1.33")})
+    assert isinstance(result.error, ConfigError) and "nodeClasses" in str(result.error)
+
+
+@requires_upstream
+def test_the_preflight_asks_for_every_crd_of_the_pinned_crd_chart() -> None:
+    templates = UPSTREAM / "charts" / "karpenter-crd" / "templates"
+    names = {re.search(r"(?m)^metadata:\n(?:  .*\n)*?  name: ([a-z0-9.-]+)$", p.read_text())[1]  # type: ignore[index]
+             for p in templates.glob("*_*.yaml")}
+    [ask] = [i for i in plan_program(REPO, "brownfield").invokes if i.token == IN_CLUSTER_TOKEN]
+    assert {"capacitybuffers.autoscaling.x-k8s.io", "nodeoverlays.karpenter.sh"} <= names <= set(ask.args["crds"])

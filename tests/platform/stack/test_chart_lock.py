@@ -1,5 +1,5 @@
 """Every Helm release installs a chart from where it is published: its chart reference (OCI URL and version) is one
-that scripts/upstream.lock.json names, so a chart moved or renamed upstream fails here, not in a deploy (issue 23)."""
+that scripts/upstream.lock.json names, so a chart moved or renamed upstream fails here, not in a deploy."""
 
 from __future__ import annotations
 

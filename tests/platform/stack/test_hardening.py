@@ -1,4 +1,4 @@
-"""Hardening reviewers ask for (issue 10, item 10): the control-plane log group, the secrets key's policy, VPC
+"""Hardening reviewers ask for: the control-plane log group, the secrets key's policy, VPC
 flow logs, and an interruption queue only this stack's rules may feed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The cluster's Kubernetes minor within the Karpenter release's compatibility matrix (issue 23): from the stack
+"""The cluster's Kubernetes minor within the Karpenter release's compatibility matrix: from the stack
 file for a created cluster, from the `eks:getCluster` look-up for an adopted one, before anything is registered."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.platform.stack import load_stack_config
 from eks_karpenter.platform.version_rules import kubernetes_outside_karpenter
 from eks_karpenter.tools.engine import run_plan
-from eks_karpenter.tools.engine.mocks import _invoke
+from eks_karpenter.tools.engine.mocks import placeholder_answer
 
 from tests.support import REPO, stack_config
 
@@ -50,7 +50,8 @@ def test_a_created_cluster_beyond_the_karpenter_release_is_refused() -> None:
 
 def _adopted(version: str) -> Any:
     def answer(args: dict[str, Any]) -> dict[str, Any]:
-        return {**_invoke(GET_CLUSTER, dict(args), "eu-west-1"), "version": version}
+        # as the cluster answers it (a recorded fact), not the mocks' placeholder
+        return {**placeholder_answer(GET_CLUSTER, dict(args), "eu-west-1", recorded=True), "version": version}
     return answer
 
 

@@ -1,4 +1,4 @@
-"""Pins checked at preview (issue 23): add-on versions, EC2NodeClass aliases per admitted architecture and node
+"""Pins checked at preview: add-on versions, EC2NodeClass aliases per admitted architecture and node
 group AMI releases, looked up for the cluster's minor. Offline the mocks answer; here fixtures answer, missing
 versions included, the way the provider does (a failed invoke)."""
 

@@ -59,12 +59,7 @@ def test_schema_knows_which_namespaces_are_read(key: str, valid: bool) -> None:
     assert validator.is_valid(body) == valid
 
 
-def test_fields_carry_descriptions() -> None:
-    schema = stack_file_schema()
-    network = schema["$defs"]["NetworkConfig"]["properties"]
-    assert all(prop.get("description") for prop in network.values())
-
-
+@pytest.mark.slow
 def test_a_project_of_another_name_gets_its_own_namespace_in_the_schema(tmp_path: Path) -> None:
     (tmp_path / "Pulumi.yaml").write_text("name: myplatform\nruntime: python\n")
     out = subprocess.run([sys.executable, "-m", "eks_karpenter.tools.cli", "schema", "--program", str(tmp_path)],

@@ -1,4 +1,4 @@
-"""Cross-field rules of issue #11, each refused with the stack file, the line and the key path.
+"""Cross-field rules, each refused with the stack file, the line and the key path.
 
 The expected line is checked against the file's text (the line must hold the key, or the list item, the path
 ends with), not against the reader's own bookkeeping.

@@ -1,5 +1,5 @@
-"""Tags on resources this stack does not own: none by default (issue 24); when asked for, they survive
-`pulumi destroy` (issue 10, item 8)."""
+"""Tags on resources this stack does not own: none by default; when asked for, they survive
+`pulumi destroy`."""
 
 from __future__ import annotations
 

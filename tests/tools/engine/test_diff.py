@@ -370,6 +370,7 @@ def test_diff_base_shows_a_stack_file_change(clone: Path, capsys: pytest.Capture
     assert "to replace" in out and "**0** to replace" in out
 
 
+@pytest.mark.slow
 def test_diff_base_plans_a_new_stack_as_all_created(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:
     new_stack = clone / "stacks" / "Pulumi.qa.yaml"
     body = copy.deepcopy(yaml.safe_load((clone / "stacks" / "Pulumi.dev.yaml").read_text()))
@@ -382,6 +383,7 @@ def test_diff_base_plans_a_new_stack_as_all_created(clone: Path, capsys: pytest.
     assert "**0** to update · **0** to replace · **0** to delete (0 unchanged)" in out
 
 
+@pytest.mark.slow
 def test_diff_base_unknown_ref_exits_1(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", "--base", "no-such-branch", "--stack", "dev", "--program", str(clone)]) == 1
     err = capsys.readouterr().err

@@ -121,7 +121,8 @@ def test_a_node_class_ami_change_drifts_every_pool_using_it() -> None:
 
     diff = diff_of(new_ami)
     assert {f.name for f in diff.fleets} == {"general", "critical", "arm64"}
-    assert all("EC2NodeClass `default` changed" in f.causes[0] for f in diff.fleets)
+    assert all(f.causes == ("EC2NodeClass `default` `amiSelectorTerms` alias al2023@v20260815 -> al2023@v20260901: "
+                            "another AMI release, so nodes on the old AMI drift",) for f in diff.fleets)
 
 
 def test_behavioural_pool_edits_replace_no_node() -> None:

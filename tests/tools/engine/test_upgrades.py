@@ -1,4 +1,4 @@
-"""Upgrades in the plan diff (issue 23): Kubernetes one minor at a time in the order EKS needs, Karpenter release
+"""Upgrades in the plan diff: Kubernetes one minor at a time in the order EKS needs, Karpenter release
 changes with their IAM, values and CRD changes; `infra diff` refuses a jump of two minors."""
 
 from __future__ import annotations

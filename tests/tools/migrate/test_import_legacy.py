@@ -831,7 +831,7 @@ def test_cli_help_lists_the_subcommand() -> None:
     assert "import-legacy" in result.stdout
 
 
-# --- the stack's Kubernetes version: AL2 has no AMIs from 1.33 on (issue 24) ----------------------------------
+# --- the stack's Kubernetes version: AL2 has no AMIs from 1.33 on ----------------------------------
 
 NO_FAMILY = ("workshop-default.yaml", "cas-era-no-ami-family.yaml")
 
@@ -906,6 +906,7 @@ def test_converted_objects_for_1_35_pass_the_v1_crds_and_cel_rules() -> None:
         assert validate_object(obj) == [], obj["metadata"]["name"]
 
 
+@pytest.mark.slow
 def test_cli_takes_the_version_from_the_stack() -> None:
     files = [f"tests/fixtures/legacy/{n}" for n in NO_FAMILY]
     result = run_cli(*files, "--stack", "brownfield", version=None)
@@ -916,12 +917,14 @@ def test_cli_takes_the_version_from_the_stack() -> None:
     assert old.returncode == 0 and "alias: al2@latest" in old.stdout
 
 
+@pytest.mark.slow
 def test_cli_refuses_an_unknown_version() -> None:
     result = run_cli("tests/fixtures/legacy/workshop-default.yaml", version="1.20")
     assert result.returncode == 1
     assert result.stderr.startswith("error: --kubernetes-version 1.20: one of 1.29,")
 
 
+@pytest.mark.slow
 def test_config_output_uses_the_projects_namespace(tmp_path: Path) -> None:
     """From a project of another name the snippet (and its notes) use that project's namespace: it pastes into
     that project's stack file as it is."""

@@ -24,7 +24,7 @@ from typing import Any
 
 from eks_karpenter import tags
 from eks_karpenter.config.errors import Issue, KeyPath
-from eks_karpenter.labels import KARPENTER_GROUP
+from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP
 from eks_karpenter.platform.access.config import Team
 from eks_karpenter.platform.access.plan import team_group
 
@@ -82,9 +82,40 @@ def _owns(var: str, team: str) -> str:
 def team_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
     """The team's ValidatingAdmissionPolicy."""
     name = team.name
-    discovery = tags.discovery_tags(platform.cluster_name)
-    ceiling = team.node_pool_limits
     operations = ["CREATE", "UPDATE", "DELETE"]
+    ownership = {"expression": "variables.ownsOld && variables.ownsNew",
+                 "message": f"team {name} may only create, change or delete NodePools and EC2NodeClasses named "
+                            f"'{name}-...' or labelled {TEAM_LABEL}={name}",
+                 "reason": "Forbidden"}
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": policy_name(name)},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [
+                {"apiGroups": [KARPENTER_GROUP], "apiVersions": ["*"], "operations": operations,
+                 "resources": ["nodepools"]},
+                {"apiGroups": [AWS_GROUP], "apiVersions": ["*"], "operations": operations,
+                 "resources": ["ec2nodeclasses"]},
+            ]},
+            "matchConditions": [{"name": "team-member",
+                                 "expression": f"{_lit(team_group(name))} in request.userInfo.groups"}],
+            "variables": [
+                {"name": "ownsNew", "expression": f"object == null || {_owns('object', name)}"},
+                {"name": "ownsOld", "expression": f"oldObject == null || {_owns('oldObject', name)}"},
+                {"name": "isClass", "expression": "object != null && request.resource.resource == 'ec2nodeclasses'"},
+                {"name": "isPool", "expression": "object != null && request.resource.resource == 'nodepools'"},
+            ],
+            "validations": [ownership, *_class_validations(name, platform), *_pool_validations(team, platform)],
+        },
+    }
+
+
+def _class_validations(name: str, platform: PlatformNodeAccess) -> list[dict[str, str]]:
+    """What a team's EC2NodeClass may not do: its own user data or AMIs, another identity, security groups or
+    subnets than the platform's, a public IP, or metadata the pods could reach the node role's credentials by."""
+    discovery = tags.discovery_tags(platform.cluster_name)
     identity = [f"(has(object.spec.role) && object.spec.role == {_lit(platform.node_role_name)})"]
     if platform.instance_profile:
         identity.append(f"(has(object.spec.instanceProfile) && object.spec.instanceProfile == "
@@ -96,12 +127,7 @@ def team_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
     subnet_terms = [f"(has(t.tags) && !has(t.id) && t.tags == {_lit(discovery)})"]
     if platform.subnet_ids:
         subnet_terms.append(f"(has(t.id) && !has(t.tags) && t.id in {_lit(list(platform.subnet_ids))})")
-    classes = list(platform.node_classes)
-    validations = [
-        {"expression": "variables.ownsOld && variables.ownsNew",
-         "message": f"team {name} may only create, change or delete NodePools and EC2NodeClasses named "
-                    f"'{name}-...' or labelled {TEAM_LABEL}={name}",
-         "reason": "Forbidden"},
+    return [
         {"expression": "!variables.isClass || !has(object.spec.userData)",
          "message": f"team {name}: userData is reserved to the platform's node classes", "reason": "Forbidden"},
         {"expression": "!variables.isClass || object.spec.amiSelectorTerms.all(t, has(t.alias) && !has(t.id) && "
@@ -131,6 +157,14 @@ def team_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
                        "object.spec.metadataOptions.httpPutResponseHopLimit <= 1))",
          "message": f"team {name}: instance metadata stays IMDSv2-only with hop limit 1 (pods must not get the node "
                     "role's credentials)", "reason": "Forbidden"},
+    ]
+
+
+def _pool_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str, str]]:
+    """A team's NodePool uses the team's or the platform's node classes, and caps cpu and memory under the
+    team's ceiling."""
+    name, ceiling, classes = team.name, team.node_pool_limits, list(platform.node_classes)
+    return [
         {"expression": "!variables.isPool || object.spec.template.spec.nodeClassRef.name.startsWith("
                        f"{_lit(name + '-')}) || object.spec.template.spec.nodeClassRef.name in {_lit(classes)}",
          "message": f"team {name}: a NodePool may use the team's own node classes ('{name}-...') or the "
@@ -143,29 +177,6 @@ def team_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
          "message": f"team {name}: a NodePool must set limits.cpu and limits.memory, at most {ceiling.cpu} cpu "
                     f"and {ceiling.memory} memory", "reason": "Forbidden"},
     ]
-    return {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": policy_name(name)},
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": {"resourceRules": [
-                {"apiGroups": [KARPENTER_GROUP], "apiVersions": ["*"], "operations": operations,
-                 "resources": ["nodepools"]},
-                {"apiGroups": ["karpenter.k8s.aws"], "apiVersions": ["*"], "operations": operations,
-                 "resources": ["ec2nodeclasses"]},
-            ]},
-            "matchConditions": [{"name": "team-member",
-                                 "expression": f"{_lit(team_group(name))} in request.userInfo.groups"}],
-            "variables": [
-                {"name": "ownsNew", "expression": f"object == null || {_owns('object', name)}"},
-                {"name": "ownsOld", "expression": f"oldObject == null || {_owns('oldObject', name)}"},
-                {"name": "isClass", "expression": "object != null && request.resource.resource == 'ec2nodeclasses'"},
-                {"name": "isPool", "expression": "object != null && request.resource.resource == 'nodepools'"},
-            ],
-            "validations": validations,
-        },
-    }
 
 
 def team_policy_binding(team: Team) -> dict[str, Any]:

@@ -4,11 +4,12 @@ duplicates, team namespaces, who may deploy a cluster this stack creates, and th
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from eks_karpenter.arns import partition_of
 from eks_karpenter.config.errors import Issue, KeyPath
-from eks_karpenter.platform.access.config import AccessConfig, ProviderCredentials
+from eks_karpenter.platform.access.config import AccessConfig, ProviderCredentials, Team
 from eks_karpenter.platform.access.plan import (
     SSO_PATH,
     AwsIdentity,
@@ -123,6 +124,23 @@ def validate_access(cfg: AccessConfig, at: KeyPath, region: str) -> list[Issue]:
     if role is not None:
         issues += check_principal(role, at + ("providerCredentials", "roleArn"), region, kinds=("role",))
     return issues
+
+
+def deployer_issues(cfg: AccessConfig, cluster_created: bool, at: KeyPath) -> list[Issue]:
+    """A cluster this stack creates needs its deployers listed: EKS gives its creator no access entry here."""
+    if not cluster_created or cfg.deployers:
+        return []
+    return [Issue(at + ("deployers",), "required for a cluster this stack creates: EKS gives its creator no access "
+                  "entry here (bootstrapClusterCreatorAdminPermissions is off), so list every identity that runs "
+                  "`pulumi up` or `pulumi preview` (your SSO role for a laptop, the CI deploy role, the PR preview "
+                  "role; docs/deploy.md)", None, has_value=False)]
+
+
+def team_namespace_issues(teams: Sequence[Team], platform: Mapping[str, str], at: KeyPath) -> list[Issue]:
+    """A team namespace that is one of the platform's own (`platform`: namespace -> the key that names it)."""
+    return [Issue(at + ("teams", t, "namespaces", n), f"the platform's own namespace ({platform[namespace]}): "
+                  "give the team its own", namespace)
+            for t, team in enumerate(teams) for n, namespace in enumerate(team.namespaces) if namespace in platform]
 
 
 def provider_identity_issues(cfg: AccessConfig, aws: AwsIdentity, at: KeyPath, cluster_created: bool) -> list[Issue]:

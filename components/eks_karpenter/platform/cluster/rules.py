@@ -19,19 +19,28 @@ _CREATE_ONLY = ("version", "upgrade_policy", "authentication_mode", "endpoint_pr
 
 
 def validate_cluster(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[Issue]:
-    issues: list[Issue] = []
-    alias = aliases(ClusterConfig)
+    """The cluster section's own rules: create-only keys on an adopted cluster; authentication, endpoint,
+    protection and node group rules on a created one."""
     if cfg.existing:
-        for name in _CREATE_ONLY:
-            if cfg.is_set(name):
-                issues.append(Issue(at + (alias[name],), "does not apply to an existing cluster (existing: "
-                                    "true); this stack does not manage the cluster itself",
-                                    cfg.written(name)))
-        ids = cfg.node_security_group_ids
-        for i, sg in enumerate(ids):
-            if ids.index(sg) != i:
-                issues.append(Issue(at + ("nodeSecurityGroupIds", i), "listed twice", sg))
-        return issues
+        return _adopted_cluster_issues(cfg, at)
+    return [*_created_only_issues(cfg, at), *_authentication_issues(cfg, at), *_endpoint_issues(cfg, at),
+            *_protection_issues(cfg, at, protected), *_node_group_issues(cfg, at)]
+
+
+def _adopted_cluster_issues(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
+    """An adopted cluster (existing: true): keys that only shape a created one, and repeated security groups."""
+    alias = aliases(ClusterConfig)
+    issues = [Issue(at + (alias[name],), "does not apply to an existing cluster (existing: true); this stack does "
+                    "not manage the cluster itself", cfg.written(name)) for name in _CREATE_ONLY if cfg.is_set(name)]
+    ids = cfg.node_security_group_ids
+    issues += [Issue(at + ("nodeSecurityGroupIds", i), "listed twice", sg)
+               for i, sg in enumerate(ids) if ids.index(sg) != i]
+    return issues
+
+
+def _created_only_issues(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
+    """Keys that only apply to an adopted cluster."""
+    issues = []
     if cfg.node_security_group_ids:
         issues.append(Issue(at + ("nodeSecurityGroupIds",), "only applies to an existing cluster (existing: true): "
                             "a created cluster's nodes all share its cluster security group",
@@ -39,11 +48,23 @@ def validate_cluster(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[I
     if cfg.is_set("preflight"):
         issues.append(Issue(at + ("preflight",), "only applies to an existing cluster (existing: true): a cluster "
                             "this stack creates has nothing installed to check", cfg.preflight))
-    # awsAuthCompatibility itself is refused on a created cluster by the access rules, which say why.
+    return issues
+
+
+def _authentication_issues(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
+    """aws-auth is not for a cluster this stack creates (awsAuthCompatibility itself is refused by the access
+    rules, which say why)."""
+    issues = []
     if cfg.authentication_mode == "API_AND_CONFIG_MAP" and not cfg.aws_auth_compatibility:
         issues.append(Issue(at + ("authenticationMode",), "API_AND_CONFIG_MAP keeps the aws-auth ConfigMap "
                             "alive, which nothing on a cluster this stack creates uses (nodes and people get access "
                             "entries): use API, the default", cfg.authentication_mode))
+    return issues
+
+
+def _endpoint_issues(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
+    """The API endpoint: reachable at all, by whom, and the keys that only apply to one kind of endpoint."""
+    issues = []
     if not cfg.endpoint_private_access and not cfg.endpoint_public_access:
         issues.append(Issue(at + ("endpointPrivateAccess",), "at least one of endpointPrivateAccess and "
                             "endpointPublicAccess must be true", False))
@@ -63,6 +84,12 @@ def validate_cluster(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[I
     if cfg.api_access.sources and not cfg.endpoint_private_access:
         issues.append(Issue(at + ("apiAccess",), "admits sources to the private endpoint, which "
                             "endpointPrivateAccess: false turns off", cfg.written("api_access")))
+    return issues
+
+
+def _protection_issues(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[Issue]:
+    """A protected (production) cluster: no endpoint open to the internet, secrets encrypted with KMS."""
+    issues = []
     if protected and OPEN_CIDR in cfg.public_access_cidrs:
         issues.append(Issue(at + ("publicAccessCidrs",), "a protected (production) cluster's public endpoint "
                             "may not be open to the internet: list your CIDRs or use the private endpoint",
@@ -72,12 +99,16 @@ def validate_cluster(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[I
                             "secrets with KMS", False))
     if cfg.kms_key_arn and not cfg.secrets_encryption:
         issues.append(Issue(at + ("kmsKeyArn",), "only applies with secretsEncryption: true", cfg.kms_key_arn))
+    return issues
 
+
+def _node_group_issues(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
+    """The system node group's sizes, and each spot node group's name, instance types and sizes."""
+    issues = []
     group = cfg.system_node_group
-    gpath = at + ("systemNodeGroup",)
     if not group.min_size <= group.desired_size <= group.max_size:
-        issues.append(Issue(gpath + ("desiredSize",), f"must be between minSize ({group.min_size}) and maxSize "
-                            f"({group.max_size})", group.desired_size))
+        issues.append(Issue(at + ("systemNodeGroup", "desiredSize"), f"must be between minSize ({group.min_size}) "
+                            f"and maxSize ({group.max_size})", group.desired_size))
     names = [g.name for g in cfg.spot_node_groups]
     for i, g in enumerate(cfg.spot_node_groups):
         spath = at + ("spotNodeGroups", i)

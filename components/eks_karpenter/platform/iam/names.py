@@ -19,7 +19,7 @@ _HASH_LENGTH = 8
 
 IamNameStyle = Literal["regional", "legacy"]
 """`regional`: `<cluster>-<purpose>-<region>`, unique per region (the default); `legacy`: `<cluster>-<purpose>`,
-the names of stacks deployed before issue 22 (IAM names are account-wide: two regions collide)."""
+the names of stacks deployed before regional names (IAM names are account-wide: two regions collide)."""
 
 
 def iam_name(*parts: str, limit: int = IAM_NAME_LIMIT) -> str:

@@ -8,13 +8,13 @@ from typing import NotRequired, TypedDict
 import pulumi
 import pulumi_aws as aws
 
+from eks_karpenter.platform.interruption.alarms import QueueAlarm, alarm_args, delivery_alarm_args
 from eks_karpenter.platform.interruption.events import (
     INTERRUPTION_EVENTS,
     QUEUE_RETENTION_SECONDS,
     event_pattern,
     queue_policy,
 )
-from eks_karpenter.platform.observability.alerts import QueueAlarm, alarm_args
 
 TARGET_ID = "karpenter-interruption-queue"
 """EventBridge target id of the queue on each rule (ids are unique per rule only)."""
@@ -28,16 +28,17 @@ class InterruptionQueueArgs(TypedDict):
     tags: dict[str, str]
     """Tags for every taggable resource (already merged with the stack-wide tags)."""
     alarms: NotRequired[list[QueueAlarm]]
-    """CloudWatch alarms on the queue (`observability.queue_alarms`): the queue backing up means Karpenter is not
-    handling interruptions."""
+    """CloudWatch alarms on the queue (`interruption.alarms.queue_alarms`): the queue backing up means Karpenter
+    is not handling interruptions."""
     alarmTopicArn: NotRequired[str | None]
-    """SNS topic the alarms notify."""
+    """SNS topic the alarms (these and each rule's delivery alarm) notify."""
 
 
 class InterruptionQueue(pulumi.ComponentResource):
     """An SQS queue named after the cluster (SSE-SQS, five-minute retention) with a policy that lets only this
     component's EventBridge rules send to it (`aws:SourceArn`) and refuses non-TLS access, and one EventBridge
-    rule plus target per interruption event Karpenter handles. Give `queue_name` to the Karpenter chart as
+    rule plus target per interruption event Karpenter handles, with a CloudWatch alarm on the rule's failed
+    deliveries (an event EventBridge could not put on the queue). Give `queue_name` to the Karpenter chart as
     `settings.interruptionQueue` and grant the controller `sqs:DeleteMessage`, `sqs:GetQueueUrl` and
     `sqs:ReceiveMessage` on `queue_arn`.
 
@@ -65,8 +66,16 @@ class InterruptionQueue(pulumi.ComponentResource):
                 description=f"Karpenter interruption handling for {cluster}: {event.detail_type}",
                 event_pattern=json.dumps(event_pattern(event.source, event.detail_type)),
                 tags=tags, opts=child)
+            # An event older than the queue's retention is stale: EventBridge gives up on it then and counts a
+            # failed invocation within minutes, not after its default of 24 hours of retries.
             aws.cloudwatch.EventTarget(f"{name}-{event.name}", rule=rule.name, arn=queue.arn, target_id=TARGET_ID,
+                                       retry_policy=aws.cloudwatch.EventTargetRetryPolicyArgs(
+                                           maximum_event_age_in_seconds=QUEUE_RETENTION_SECONDS),
                                        opts=child)
+            aws.cloudwatch.MetricAlarm(
+                f"{name}-{event.name}-delivery", name=f"{cluster}-karpenter-interruption-delivery-{event.name}",
+                dimensions={"RuleName": rule.name}, **delivery_alarm_args(event.detail_type, args.get("alarmTopicArn")),
+                tags=tags, opts=child)
             rule_arns.append(rule.arn)
         # Only this stack's rules may send (aws:SourceArn): the policy waits for the rules' ARNs.
         aws.sqs.QueuePolicy(f"{name}-queue-policy", queue_url=queue.url,

@@ -41,7 +41,10 @@ class KarpenterArgs(TypedDict):
     deleteTimeout: str
     """How long destroy waits for each release to uninstall before failing (`customTimeouts.delete`)."""
     controllerHooks: NotRequired[pulumi.ResourceHookBinding]
-    """Resource hooks of the controller release (the destroy guard's drain: `teardown_hooks`)."""
+    """Resource hooks of the controller release (the destroy guard's drain: `teardown_hooks`; the ownership
+    label: `release_owner`)."""
+    crdHooks: NotRequired[pulumi.ResourceHookBinding]
+    """Resource hooks of the CRD release (the ownership label: `release_owner`)."""
     extraValues: NotRequired[dict[str, Any]]
     """Controller chart values merged over the config's (top-level keys replaced), e.g. the ServiceMonitor."""
     systemNodeGroup: NotRequired[bool]
@@ -78,7 +81,8 @@ class Karpenter(pulumi.ComponentResource):
             take_ownership=cfg.adopt_existing_crds or None,
             # CRDs are cluster-scoped and hold every NodePool: a failed upgrade must roll back, not half-apply.
             atomic=True,
-            opts=pulumi.ResourceOptions.merge(child_options(self, opts, *args["dependsOn"]), timeouts),
+            opts=pulumi.ResourceOptions.merge(child_options(self, opts, *args["dependsOn"]), pulumi.ResourceOptions(
+                custom_timeouts=timeouts.custom_timeouts, hooks=args.get("crdHooks"))),
         )
         values = pulumi.Output.all(args["clusterEndpoint"], args["interruptionQueueName"],
                                    args["controllerRoleArn"]).apply(

@@ -1,23 +1,26 @@
 """The destroy guard's wiring: Pulumi resource hooks (`before_delete`) that run the guard (`teardown.py`).
 
 - `check` on a sentinel ConfigMap (`eks-karpenter-destroy-guard` in the Karpenter namespace) that depends on
-  every NodePool and EC2NodeClass, so a destroy deletes it first: the check runs before any pool or class goes.
-  A routine `up` that drops one pool never deletes the sentinel (its data only changes), so a team's load
-  balancer does not block everyday changes;
+  every NodePool and EC2NodeClass, so a destroy deletes it first: the check runs before any pool or class goes,
+  and says first what the destroy will leave behind (`teardown.leaks`). A routine `up` that drops one pool never
+  deletes the sentinel (its data only changes), so a team's load balancer does not block everyday changes;
 - `check`, then `drain`, on the Karpenter controller release: this stack's pools deleted and their NodeClaims
   gone before the controller that terminates their instances is removed.
 
 Hooks run inside the program, so a destroy must run it: `pulumi destroy --run-program`. They talk to the cluster
-with the kubeconfig this stack's Kubernetes provider uses (`aws eks get-token`), resolved while the program runs.
+only with the kubeconfig this stack's Kubernetes provider uses (`aws eks get-token`), resolved while the program
+runs, and only once the client is shown to be the stack's cluster (`stack_cluster.py`): never with the
+operator's own kubeconfig.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any
 
 import pulumi
-import yaml
+
+from eks_karpenter.platform.karpenter.teardown import Scope, TeardownRefused
+from eks_karpenter.platform.stack_cluster import OtherCluster, StackCluster
 
 GUARD_CONFIGMAP = "eks-karpenter-destroy-guard"
 CHECK_HOOK = "eks-karpenter-destroy-check"
@@ -40,46 +43,44 @@ def _seconds(duration: str) -> float:
 
 
 class TeardownHooks:
-    """The two hooks for one stack: bind `check_binding` to pools and classes, `drain_binding` to the controller."""
+    """The two hooks for one stack: bind `check_binding` to the guard ConfigMap, `drain` (before delete) to the
+    controller release."""
 
-    def __init__(self, cluster: str, own_pools: Collection[str], kubeconfig: pulumi.Output[str],
-                 drain_timeout: str) -> None:
+    def __init__(self, scope: Scope, cluster: StackCluster, drain_timeout: str) -> None:
+        self.scope = scope
         self.cluster = cluster
-        self.own_pools = frozenset(own_pools)
         self.drain_timeout = _seconds(drain_timeout)
-        self._kubeconfig: dict[str, Any] = {}
-        kubeconfig.apply(self._remember)
+        self.poll = 10.0
+        """Seconds between looks at the draining NodeClaims."""
         self.check = pulumi.ResourceHook(CHECK_HOOK, self._check)
         self.drain = pulumi.ResourceHook(DRAIN_HOOK, self._drain)
 
-    def _remember(self, text: str) -> None:
-        loaded = yaml.safe_load(text) if text else None
-        if isinstance(loaded, dict):
-            self._kubeconfig.update(loaded)
-
     def _api(self) -> Any:
-        from eks_karpenter.platform.kube import KubeApi
-
-        if not self._kubeconfig:
-            return KubeApi.from_file(None)  # the operator's own kubeconfig ($KUBECONFIG, ~/.kube/config)
-        return KubeApi.from_kubeconfig(self._kubeconfig)
+        try:
+            return self.cluster.api()
+        except OtherCluster as exc:
+            raise TeardownRefused(
+                f"destroy of cluster {self.scope.cluster} stopped before deleting Karpenter: the destroy guard "
+                f"checks, drains and deletes nothing, because {exc}. It only uses the kubeconfig built from this "
+                "stack's cluster endpoint and certificate authority: run `pulumi destroy --run-program` with the "
+                "stack's own AWS credentials") from None
 
     def _check(self, args: pulumi.ResourceHookArgs) -> None:
-        from eks_karpenter.platform.karpenter.teardown import check
+        from eks_karpenter.platform.karpenter.teardown import check, leak_report, leaks
 
-        check(self._api(), self.own_pools, self.cluster)
+        api = self._api()
+        found = leaks(api, self.scope)
+        if found:
+            pulumi.log.warn(leak_report(found, self.scope.cluster))
+        check(api, self.scope)
 
     def _drain(self, args: pulumi.ResourceHookArgs) -> None:
         from eks_karpenter.platform.karpenter.teardown import check, drain
 
         api = self._api()
-        check(api, self.own_pools, self.cluster)
-        drain(api, self.own_pools, self.cluster, timeout=self.drain_timeout)
+        check(api, self.scope)
+        drain(api, self.scope, timeout=self.drain_timeout, poll=self.poll)
 
     @property
     def check_binding(self) -> pulumi.ResourceHookBinding:
         return pulumi.ResourceHookBinding(before_delete=[self.check])
-
-    @property
-    def drain_binding(self) -> pulumi.ResourceHookBinding:
-        return pulumi.ResourceHookBinding(before_delete=[self.drain])

@@ -17,7 +17,10 @@ from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.platform.nodepool.config import (
     ALIAS_FAMILIES,
     AmiSelectorTerm,
+    CapacityReservationSelectorTerm,
     NodeClassConfig,
+    SecurityGroupSelectorTerm,
+    SubnetSelectorTerm,
 )
 from eks_karpenter.quantities import bytes_issue, unitless_bytes
 
@@ -70,40 +73,45 @@ def _ami_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
 
 
 def _selector_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
-    issues: list[Issue] = []
     # Upstream's CEL rejects a combined id only when every term combines it (mixed lists stay valid: the fields of
     # a term are ANDed). Mirror that exactly.
-    subnets = cls.subnet_selector_terms or []
-    for j, s in enumerate(subnets):
-        if s.id is None and s.tags is None:
-            issues.append(Issue(at + ("subnetSelectorTerms", j), "expected at least one of tags, id", s.dump()))
-    if subnets and all(s.id is not None and s.tags is not None for s in subnets):
-        issues += [Issue(at + ("subnetSelectorTerms", j, "id"), "'id' is mutually exclusive, cannot be set with a "
-                         "combination of other fields in a subnet selector term", s.id) for j, s in enumerate(subnets)]
+    return [*_subnet_selector_issues(cls.subnet_selector_terms or [], at + ("subnetSelectorTerms",)),
+            *_security_group_selector_issues(cls.security_group_selector_terms or [],
+                                             at + ("securityGroupSelectorTerms",)),
+            *_reservation_selector_issues(cls.capacity_reservation_selector_terms or [],
+                                          at + ("capacityReservationSelectorTerms",))]
 
-    groups = cls.security_group_selector_terms or []
-    for j, g in enumerate(groups):
-        if g.id is None and g.name is None and g.tags is None:
-            issues.append(Issue(at + ("securityGroupSelectorTerms", j), "expected at least one of tags, id, name",
-                                g.dump()))
+
+def _subnet_selector_issues(subnets: list[SubnetSelectorTerm], at: KeyPath) -> list[Issue]:
+    issues = [Issue(at + (j,), "expected at least one of tags, id", s.dump())
+              for j, s in enumerate(subnets) if s.id is None and s.tags is None]
+    if subnets and all(s.id is not None and s.tags is not None for s in subnets):
+        issues += [Issue(at + (j, "id"), "'id' is mutually exclusive, cannot be set with a combination of other "
+                         "fields in a subnet selector term", s.id) for j, s in enumerate(subnets)]
+    return issues
+
+
+def _security_group_selector_issues(groups: list[SecurityGroupSelectorTerm], at: KeyPath) -> list[Issue]:
+    issues = [Issue(at + (j,), "expected at least one of tags, id, name", g.dump())
+              for j, g in enumerate(groups) if g.id is None and g.name is None and g.tags is None]
     id_combined = [g.id is not None and (g.tags is not None or g.name is not None) for g in groups]
     name_combined = [g.name is not None and (g.tags is not None or g.id is not None) for g in groups]
     for field, combined in (("id", id_combined), ("name", name_combined)):
         if groups and all(combined):
-            issues += [Issue(at + ("securityGroupSelectorTerms", j, field), f"'{field}' is mutually exclusive, "
-                             "cannot be set with a combination of other fields in a security group selector term",
-                             getattr(g, field)) for j, g in enumerate(groups)]
+            issues += [Issue(at + (j, field), f"'{field}' is mutually exclusive, cannot be set with a combination "
+                             "of other fields in a security group selector term", getattr(g, field))
+                       for j, g in enumerate(groups)]
+    return issues
 
-    reservations = cls.capacity_reservation_selector_terms or []
-    for j, r in enumerate(reservations):
-        if r.id is None and r.tags is None and r.instance_match_criteria is None:
-            issues.append(Issue(at + ("capacityReservationSelectorTerms", j), "expected at least one of tags, id, "
-                                "instanceMatchCriteria", r.dump()))
+
+def _reservation_selector_issues(reservations: list[CapacityReservationSelectorTerm], at: KeyPath) -> list[Issue]:
+    issues = [Issue(at + (j,), "expected at least one of tags, id, instanceMatchCriteria", r.dump())
+              for j, r in enumerate(reservations)
+              if r.id is None and r.tags is None and r.instance_match_criteria is None]
     if reservations and all(r.id is not None and (r.tags is not None or r.owner_id is not None
                                                   or r.instance_match_criteria is not None) for r in reservations):
-        issues += [Issue(at + ("capacityReservationSelectorTerms", j, "id"), "'id' is mutually exclusive, cannot be "
-                         "set along with other fields in a capacity reservation selector term", r.id)
-                   for j, r in enumerate(reservations)]
+        issues += [Issue(at + (j, "id"), "'id' is mutually exclusive, cannot be set along with other fields in a "
+                         "capacity reservation selector term", r.id) for j, r in enumerate(reservations)]
     return issues
 
 

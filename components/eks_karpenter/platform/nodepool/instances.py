@@ -1,9 +1,9 @@
 """Facts about EC2 instance families that rules need: which architecture a family runs, which categories exist.
 
 Both come from Karpenter's generated instance-type list (upstream `karpenter/instance-types.md`, which
-scripts/fetch_upstream.py fetches); tests/catalogue/test_instance_facts.py checks them against it. They are
-kept in these two functions so that a generated instance-type catalogue can later answer them instead without
-touching the rules.
+scripts/fetch_upstream.py fetches); tests/catalogue/test_instance_facts.py checks them against it. The catalogue
+(`catalogue/`) holds the same facts per instance type; these answer from a family's name alone, so a rule can
+judge a name the catalogue does not list (a family newer than it).
 """
 
 from __future__ import annotations

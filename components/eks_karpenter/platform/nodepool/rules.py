@@ -18,7 +18,8 @@ from eks_karpenter.config.stackfile import suggest
 from eks_karpenter.labels import ARCH, CAPACITY_TYPE, INSTANCE_CATEGORY, INSTANCE_FAMILY, INSTANCE_TYPE, OS, ZONE
 from eks_karpenter.platform.nodepool.admission import FIELD_BY_ALIAS, admission_issues, admission_warnings
 from eks_karpenter.platform.nodepool.class_rules import class_architectures, class_issues
-from eks_karpenter.platform.nodepool.config import NodeClassConfig, NodePoolConfig
+from eks_karpenter.platform.nodepool.config import Disruption, NodeClassConfig, NodePoolConfig
+from eks_karpenter.platform.nodepool.config import Requirement as RequirementConfig
 from eks_karpenter.platform.nodepool.instances import INSTANCE_CATEGORIES, family_arch
 from eks_karpenter.platform.nodepool.manifests import SHORTCUT_KEYS, expand_sizes, pool_requirements
 from eks_karpenter.quantities import bytes_issue, unitless_bytes
@@ -71,50 +72,9 @@ def _non_negative_int(text: str) -> bool:
 
 
 def _pool_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
-    issues: list[Issue] = []
-    for j, r in enumerate(pool.requirements):
-        rp = at + ("requirements", j)
-        values = r.values or []
-        if r.operator == "In" and not values:
-            issues.append(Issue(rp + ("values",), "requirements with operator 'In' must have a value defined",
-                                r.values, has_value=r.values is not None))
-        # Beyond the CRD (Kubernetes semantics, enforced by Karpenter at runtime):
-        if r.operator == "NotIn" and not values:
-            issues.append(Issue(rp + ("values",), "operator 'NotIn' needs at least one value", r.values,
-                                has_value=r.values is not None))
-        if r.operator in ("Exists", "DoesNotExist") and values:
-            issues.append(Issue(rp + ("values",), f"operator '{r.operator}' takes no values", values))
-        if r.operator in _NUMERIC and (len(values) != 1 or not _non_negative_int(values[0])):
-            issues.append(Issue(rp + ("values",), "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a "
-                                "single non-negative integer value", r.values, has_value=r.values is not None))
-        if r.operator == "In" and r.min_values is not None and len(values) < r.min_values:
-            issues.append(Issue(rp + ("minValues",), f"requirements with 'minValues' must have at least that many "
-                                f"values specified in 'values' (has {len(values)})", r.min_values))
-        known = _KNOWN_VALUES.get(r.key)
-        if known and r.operator in ("In", "NotIn"):
-            issues += [Issue(rp + ("values", k), f"{r.key} is one of {', '.join(known)}", v)
-                       for k, v in enumerate(values) if v not in known]
-        for alias, key in SHORTCUT_KEYS.items():
-            if key == r.key and pool.is_set(FIELD_BY_ALIAS[alias]):
-                issues.append(Issue(rp + ("key",), f"`{alias}` already sets {key}; a raw requirement on the same key "
-                                    f"replaces it, so keep only one of them", r.key))
-
-    for k, b in enumerate(pool.disruption.budgets):
-        if (b.schedule is None) != (b.duration is None):
-            missing = "duration" if b.duration is None else "schedule"
-            issues.append(Issue(at + ("disruption", "budgets", k, missing), "'schedule' must be set with 'duration'",
-                                None, has_value=False))
-    d = pool.disruption
-    if d.windows and d.time_zone is None:
-        issues.append(Issue(at + ("disruption", "timeZone"), "windows are in local time: give the IANA time zone, "
-                            "e.g. Europe/Berlin", None, has_value=False))
-    if len(d.budgets) + len(d.windows) > MAX_BUDGETS:
-        issues.append(Issue(at + ("disruption", "windows"), f"budgets and windows together exceed Karpenter's "
-                            f"{MAX_BUDGETS} budgets per pool", len(d.budgets) + len(d.windows)))
-    for k, w in enumerate(d.windows):
-        if w.start == w.end:
-            issues.append(Issue(at + ("disruption", "windows", k, "end"), "equals start: a window needs a length "
-                                "(use a budget without schedule for all day)", w.end))
+    issues = [issue for j, r in enumerate(pool.requirements)
+              for issue in _requirement_issues(pool, r, at + ("requirements", j))]
+    issues += _disruption_issues(pool.disruption, at + ("disruption",))
     issues += _taint_issues(pool, at)
     issues += _instance_issues(pool, at)
     issues += _label_issues(pool, at)
@@ -123,6 +83,64 @@ def _pool_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
     issues += _arch_issues(pool, at)
     issues += [Issue(path, problem.message, value) for path, value, problem in _catalogue_names(pool, at)
                if not problem.warning]
+    return issues
+
+
+def _requirement_issues(pool: NodePoolConfig, r: RequirementConfig, rp: KeyPath) -> list[Issue]:
+    """One raw requirement: its values for its operator, `minValues`, known values, and a shortcut it overrides."""
+    issues = _operator_issues(r, rp)
+    values = r.values or []
+    if r.operator == "In" and r.min_values is not None and len(values) < r.min_values:
+        issues.append(Issue(rp + ("minValues",), f"requirements with 'minValues' must have at least that many "
+                            f"values specified in 'values' (has {len(values)})", r.min_values))
+    known = _KNOWN_VALUES.get(r.key)
+    if known and r.operator in ("In", "NotIn"):
+        issues += [Issue(rp + ("values", k), f"{r.key} is one of {', '.join(known)}", v)
+                   for k, v in enumerate(values) if v not in known]
+    for alias, key in SHORTCUT_KEYS.items():
+        if key == r.key and pool.is_set(FIELD_BY_ALIAS[alias]):
+            issues.append(Issue(rp + ("key",), f"`{alias}` already sets {key}; a raw requirement on the same key "
+                                f"replaces it, so keep only one of them", r.key))
+    return issues
+
+
+def _operator_issues(r: RequirementConfig, rp: KeyPath) -> list[Issue]:
+    """The values an operator takes: the CRD's rules for `In` and the numeric operators, and (beyond the CRD)
+    Kubernetes' own for `NotIn`, `Exists` and `DoesNotExist`, which Karpenter enforces at runtime."""
+    values = r.values or []
+    given = r.values is not None
+    if r.operator == "In" and not values:
+        return [Issue(rp + ("values",), "requirements with operator 'In' must have a value defined", r.values,
+                      has_value=given)]
+    if r.operator == "NotIn" and not values:
+        return [Issue(rp + ("values",), "operator 'NotIn' needs at least one value", r.values, has_value=given)]
+    if r.operator in ("Exists", "DoesNotExist") and values:
+        return [Issue(rp + ("values",), f"operator '{r.operator}' takes no values", values)]
+    if r.operator in _NUMERIC and (len(values) != 1 or not _non_negative_int(values[0])):
+        return [Issue(rp + ("values",), "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single "
+                      "non-negative integer value", r.values, has_value=given)]
+    return []
+
+
+def _disruption_issues(d: Disruption, at: KeyPath) -> list[Issue]:
+    """Budgets with a schedule and a duration together, windows with a time zone and a length, and not more of
+    them than Karpenter takes."""
+    issues = []
+    for k, b in enumerate(d.budgets):
+        if (b.schedule is None) != (b.duration is None):
+            missing = "duration" if b.duration is None else "schedule"
+            issues.append(Issue(at + ("budgets", k, missing), "'schedule' must be set with 'duration'", None,
+                                has_value=False))
+    if d.windows and d.time_zone is None:
+        issues.append(Issue(at + ("timeZone",), "windows are in local time: give the IANA time zone, "
+                            "e.g. Europe/Berlin", None, has_value=False))
+    if len(d.budgets) + len(d.windows) > MAX_BUDGETS:
+        issues.append(Issue(at + ("windows",), f"budgets and windows together exceed Karpenter's "
+                            f"{MAX_BUDGETS} budgets per pool", len(d.budgets) + len(d.windows)))
+    for k, w in enumerate(d.windows):
+        if w.start == w.end:
+            issues.append(Issue(at + ("windows", k, "end"), "equals start: a window needs a length "
+                                "(use a budget without schedule for all day)", w.end))
     return issues
 
 

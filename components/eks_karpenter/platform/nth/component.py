@@ -47,6 +47,8 @@ class NodeTerminationHandlerArgs(TypedDict):
     """Chart values merged over the config's (top-level keys replaced), e.g. `nth_monitor_values` for scraping."""
     permissionsBoundary: NotRequired[str | None]
     """Permissions boundary (a managed policy ARN) on the queue-mode role; None: no boundary."""
+    releaseHooks: NotRequired[pulumi.ResourceHookBinding]
+    """Resource hooks of the Helm release (the ownership label: `release_owner`)."""
 
 
 def _slug(text: str) -> str:
@@ -115,7 +117,8 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             values=values,
             # How a preflight tells this stack's release from one another tool installed under the same name.
             description=release_marker(pulumi.get_project(), pulumi.get_stack()),
-            opts=child_options(self, opts, *depends_on))
+            opts=pulumi.ResourceOptions.merge(child_options(self, opts, *depends_on),
+                                              pulumi.ResourceOptions(hooks=args.get("releaseHooks"))))
 
         self.release_name = release.name.apply(lambda n: n or RELEASE_NAME)
         self.namespace = release.namespace.apply(lambda n: n or cfg.namespace)

@@ -1,9 +1,8 @@
 """Metrics, alerts and a dashboard for the platform's operators (stack key `eks-karpenter:observability`)."""
 
+from eks_karpenter.platform.interruption.alarms import QueueAlarm, alarm_args
 from eks_karpenter.platform.observability.alerts import (
     Alert,
-    QueueAlarm,
-    alarm_args,
     alerts,
     exposed,
     metric_names,

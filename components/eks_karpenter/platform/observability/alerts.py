@@ -1,5 +1,6 @@
-"""Alert rules and alarms as plain data: the PrometheusRule, the interruption queue's CloudWatch alarms, and the
-metric names each expression reads (tests check them against the pinned Karpenter version's metrics list)."""
+"""Alert rules as plain data: the PrometheusRule, the metric names each expression reads (tests check them against
+the pinned Karpenter version's metrics list, and the labels it groups by against `metric_labels.py`), and the
+interruption queue's CloudWatch alarms at the configured thresholds (defined in `interruption.alarms`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from eks_karpenter.platform.interruption.alarms import QueueAlarm
+from eks_karpenter.platform.interruption.alarms import queue_alarms as interruption_queue_alarms
 from eks_karpenter.platform.observability.config import ObservabilityConfig
+from eks_karpenter.platform.observability.metric_labels import NODEPOOL
 
 RULE_NAME = "karpenter"
 """Name of the PrometheusRule object (in the Karpenter namespace)."""
@@ -52,14 +56,18 @@ def alerts(cfg: ObservabilityConfig) -> list[Alert]:
               f"> {share:g}", "15m", "warning",
               f"A NodePool has used {cfg.limit_usage_percent}% of its cpu or memory limit for 15 minutes: new "
               "pods will soon stay Pending."),
+        # Per NodeClaim: a long scale-up always has some claim waiting, but none for long. Karpenter deletes a claim
+        # not launched in 5 minutes or not registered in 15 and makes a new one, so each `for` is shorter.
         Alert("KarpenterNodeClaimsNotLaunched",
-              'sum(operator_nodeclaim_status_condition_count{type="Launched",status!="True"}) > 0', "15m",
-              "warning", "NodeClaims have failed to launch an instance for 15 minutes (capacity, quota, IAM or "
-              "node class errors)."),
+              f"max by (name, {NODEPOOL}) "
+              '(operator_nodeclaim_status_condition_count{type="Launched",status!="True"}) > 0', "3m", "warning",
+              f"NodeClaim {{{{ $labels.name }}}} of NodePool {{{{ $labels.{NODEPOOL} }}}} has had no instance for 3 "
+              "minutes; Karpenter replaces it at 5 (capacity, quota, IAM or node class errors)."),
         Alert("KarpenterNodeClaimsNotRegistered",
-              'sum(operator_nodeclaim_status_condition_count{type="Registered",status!="True"}) > 0', "20m",
-              "warning", "Launched instances have not joined the cluster as nodes for 20 minutes (bootstrap, "
-              "access entry or networking)."),
+              f"max by (name, {NODEPOOL}) "
+              '(operator_nodeclaim_status_condition_count{type="Registered",status!="True"}) > 0', "10m", "warning",
+              f"NodeClaim {{{{ $labels.name }}}} of NodePool {{{{ $labels.{NODEPOOL} }}}} has not joined the "
+              "cluster for 10 minutes; Karpenter replaces it at 15 (bootstrap, access entry or networking)."),
         Alert("KarpenterEC2NodeClassNotReady",
               'max by (name) (operator_ec2nodeclass_status_condition_count{type="Ready",status!="True"}) > 0',
               "10m", "critical", "An EC2NodeClass is not Ready: its pools launch nothing (AMI, subnet, security "
@@ -127,38 +135,6 @@ def exposed(name: str, metrics: set[str]) -> bool:
 
 # --- CloudWatch alarms on the interruption queue ---------------------------------------------------------------
 
-@dataclass(frozen=True)
-class QueueAlarm:
-    """One CloudWatch alarm on an SQS metric of the interruption queue."""
-
-    key: str
-    """Resource name suffix."""
-    metric_name: str
-    threshold: int
-    description: str
-
-
 def queue_alarms(cfg: ObservabilityConfig) -> list[QueueAlarm]:
-    """Oldest-message age and depth of the interruption queue: the queue is backing up when Karpenter is down,
-    cannot reach SQS (IAM, endpoint) or is pointed at another queue."""
-    return [
-        QueueAlarm("oldest-message-age", "ApproximateAgeOfOldestMessage", cfg.queue_oldest_message_seconds,
-                   f"Karpenter interruption queue: oldest message older than {cfg.queue_oldest_message_seconds}s; "
-                   f"Karpenter is not reading it (see {RUNBOOK}#interruption-queue-backing-up)"),
-        QueueAlarm("depth", "ApproximateNumberOfMessagesVisible", cfg.queue_depth,
-                   f"Karpenter interruption queue: more than {cfg.queue_depth} messages waiting "
-                   f"(see {RUNBOOK}#interruption-queue-backing-up)"),
-    ]
-
-
-def alarm_args(alarm: QueueAlarm, queue_name: str, topic_arn: str | None) -> dict[str, Any]:
-    """Arguments of `aws.cloudwatch.MetricAlarm` (snake_case, as the SDK takes them): the maximum over three
-    one-minute periods above the threshold; no data (an idle queue publishes none) is not a breach."""
-    actions = [topic_arn] if topic_arn else []
-    return {
-        "namespace": "AWS/SQS", "metric_name": alarm.metric_name, "dimensions": {"QueueName": queue_name},
-        "statistic": "Maximum", "period": 60, "evaluation_periods": 3, "datapoints_to_alarm": 3,
-        "threshold": alarm.threshold, "comparison_operator": "GreaterThanThreshold",
-        "treat_missing_data": "notBreaching", "alarm_description": alarm.description,
-        "alarm_actions": actions, "ok_actions": actions,
-    }
+    """The interruption queue's alarms at this config's thresholds (`interruption.alarms`)."""
+    return interruption_queue_alarms(cfg.queue_oldest_message_seconds, cfg.queue_depth)

@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from eks_karpenter.config.model import Model, empty_dict
+from eks_karpenter.platform.interruption.alarms import OLDEST_MESSAGE_DEFAULT, OLDEST_MESSAGE_MIN
+from eks_karpenter.platform.interruption.events import QUEUE_RETENTION_SECONDS
 
 LabelKey = Annotated[str, StringConstraints(pattern=r"^([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$",
                                             max_length=316)]
@@ -19,8 +21,9 @@ TopicArn = Annotated[str, StringConstraints(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-
 
 class ObservabilityConfig(Model):
     """Metrics, alerts and a dashboard for the platform's operators. Off unless a stack turns it on (prod
-    does). The interruption queue's CloudWatch alarms (oldest message age, depth) exist whenever the queue does,
-    whether or not this section is enabled: a backed-up queue means spot reclaims are handled late."""
+    does). The interruption queue's CloudWatch alarms (oldest message age, depth, and failed deliveries from each
+    of its EventBridge rules) exist whenever the queue does, whether or not this section is enabled: a backed-up
+    or unfed queue means spot reclaims are handled late, or not at all."""
 
     enabled: bool = False
     """Scrape Karpenter's (and the termination handler's) metrics, add the alert rules and the dashboard."""
@@ -48,8 +51,12 @@ class ObservabilityConfig(Model):
     """Alert when a pod has waited this long for a node (`KarpenterPodsPendingTooLong`)."""
     limit_usage_percent: int = Field(default=90, ge=50, le=100)
     """Alert when a NodePool's cpu or memory usage reaches this share of its `limits` (`KarpenterNodePoolNearLimit`)."""
-    queue_oldest_message_seconds: int = Field(default=300, ge=60, le=3600)
-    """CloudWatch alarm when the oldest interruption message is older than this: Karpenter is not reading the
-    queue (a spot warning gives two minutes)."""
+    # The upper bound is checked by observability/rules.py (an error that says why); the schema shows it.
+    queue_oldest_message_seconds: int = Field(default=OLDEST_MESSAGE_DEFAULT, ge=OLDEST_MESSAGE_MIN,
+                                              json_schema_extra={"exclusiveMaximum": QUEUE_RETENTION_SECONDS})
+    """CloudWatch alarm when the oldest interruption message is older than this for three minutes: Karpenter is
+    not reading the queue (a spot warning gives two minutes). Below the queue's retention (300 s), which deletes
+    older messages: a threshold at or above it could never fire. The default, 120, is the highest one a single
+    unread message still crosses for the alarm's three minutes before it expires."""
     queue_depth: int = Field(default=100, ge=1, le=100000)
     """CloudWatch alarm when more interruption messages than this wait in the queue."""

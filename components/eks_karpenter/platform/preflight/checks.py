@@ -8,14 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from eks_karpenter.config.errors import Issue, KeyPath
+from eks_karpenter.config.errors import Issue, KeyPath, render_path
 from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP
-from eks_karpenter.platform.adopted import ACCESS_ENTRY_MODES, ClusterFacts, Crd, InCluster, NodeGroup
+from eks_karpenter.platform.adopted import (
+    ACCESS_ENTRY_MODES,
+    ClusterFacts,
+    Crd,
+    InCluster,
+    NodeGroup,
+    label_release_command,
+)
+from eks_karpenter.platform.karpenter.releases import release_of
 from eks_karpenter.platform.stack import StackConfig
 
 CRD_GROUPS = (KARPENTER_GROUP, AWS_GROUP)
-V1_CRDS = ("ec2nodeclasses.karpenter.k8s.aws", "nodeclaims.karpenter.sh", "nodepools.karpenter.sh")
-"""The CRDs the karpenter-crd chart installs."""
 LEGACY_CRDS = ("awsnodetemplates.karpenter.k8s.aws", "machines.karpenter.sh", "provisioners.karpenter.sh")
 """v1alpha5's: an older Karpenter was (or still is) installed."""
 ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
@@ -36,20 +42,63 @@ class OurRelease:
     alternative: str = ""
 
 
+@dataclass(frozen=True)
+class Findings:
+    """What the preflight found: problems that refuse the stack, and those found only on answers the offline
+    plan's mocks made up (warnings: they say nothing about the real cluster)."""
+
+    issues: list[Issue]
+    on_placeholders: list[Issue]
+
+
 def preflight_issues(cfg: StackConfig, facts: ClusterFacts, *, releases: list[OurRelease], marker: str,
-                     project: str) -> list[Issue]:
+                     owner: str, project: str) -> Findings:
     """Every problem the facts show, in the order a person would fix them (access first)."""
     at_cluster: KeyPath = (f"{project}:cluster",)
-    issues = _authentication_mode(facts, at_cluster)
+    found = Findings([], [])
+
+    def add(issues: list[Issue], placeholder: bool) -> None:
+        (found.on_placeholders if placeholder else found.issues).extend(issues)
+
+    add(_authentication_mode(facts, at_cluster), facts.placeholder)
     if facts.in_cluster is not None:
-        reach = _reach(facts, facts.in_cluster, at_cluster, project)
-        issues += reach
+        here = facts.in_cluster
+        reach = _reach(facts, here, at_cluster, project)
+        add(reach, here.placeholder)
         if not reach:
-            issues += _releases(facts.in_cluster, releases, marker)
-            issues += _crds(cfg, facts.in_cluster, project)
-            issues += _cluster_autoscaler(cfg, facts.in_cluster, project)
-    issues += _node_groups(cfg, facts, project)
-    return issues
+            add(_releases(here, releases, marker, owner), here.placeholder)
+            add(_crds(cfg, here, project), here.placeholder)
+            add(_cluster_autoscaler(cfg, here, project), here.placeholder)
+    for issue, placeholder in _node_groups(cfg, facts, project):
+        add([issue], placeholder)
+    return found
+
+
+def placeholder_warnings(facts: ClusterFacts, on_placeholders: list[Issue], stack: str) -> list[str]:
+    """What the offline plan made up about the cluster, said as such, and the problems found only on it: never
+    errors, since they say nothing about the real cluster."""
+    made_up = [f"node group {g.name!r} ({g.capacity_type}, {g.min_size} to {g.max_size} nodes, "
+               f"{g.desired_size} running)" for g in facts.node_groups.values()
+               if isinstance(g, NodeGroup) and g.placeholder]
+    if facts.placeholder:
+        made_up.append(f"Kubernetes {facts.version} and authentication mode {facts.authentication_mode}")
+    if facts.in_cluster is not None and facts.in_cluster.placeholder:
+        made_up.append("the API server's answers (no Helm releases or Karpenter CRDs; Cluster Autoscaler at the "
+                       "replicas asked)")
+    if not made_up:
+        return []
+    record = (f"record the real ones with `eks-karpenter preflight --stack {stack} --record facts.json` (AWS "
+              f"credentials and access to the cluster) and plan with `eks-karpenter plan --stack {stack} --facts "
+              "facts.json`")
+    warnings = [f"offline placeholders, not the facts of cluster {facts.name!r}: {'; '.join(made_up)}. The plan "
+                f"shows them as the mocks made them up; {record}"]
+    return warnings + [placeholder_issue(issue) for issue in on_placeholders]
+
+
+def placeholder_issue(issue: Issue) -> str:
+    """A problem found only on the offline plan's made-up facts, as the warning it is."""
+    return (f"offline placeholder facts: {render_path(issue.path)}: {issue.message} (not an error: the real cluster "
+            "may differ; `pulumi preview`, or a plan with --facts, checks it)")
 
 
 def _authentication_mode(facts: ClusterFacts, at: KeyPath) -> list[Issue]:
@@ -95,16 +144,25 @@ def _reach(facts: ClusterFacts, found: InCluster, at: KeyPath, project: str) -> 
     return []
 
 
-def _releases(found: InCluster, ours: list[OurRelease], marker: str) -> list[Issue]:
+def _releases(found: InCluster, ours: list[OurRelease], marker: str, owner: str) -> list[Issue]:
     issues: list[Issue] = []
     for want in ours:
         for release in found.helm_releases:
-            if release.name != want.name or release.description == marker:
+            # The ownership label survives upgrades, rollbacks and `pulumi import`; the description marks releases
+            # installed before the label, until a rollback replaces it.
+            if release.name != want.name or release.owner == owner or (not release.owner
+                                                                       and release.description == marker):
                 continue
-            if release.namespace == want.namespace:
-                fix = (f"adopt it with `pulumi import {want.resource_type} {want.resource_name} "
-                       f"{release.namespace}/{release.name} --parent '{want.parent_urn}'` (then run again)"
-                       f"{want.alternative}, or uninstall it first")
+            label = label_release_command(release.namespace, release.name, owner)
+            if release.owner:
+                fix = (f"it belongs to another eks-karpenter stack ({release.owner}): destroy that stack, or remove "
+                       "this release from one of them")
+                what = "two stacks would manage one release"
+            elif release.namespace == want.namespace:
+                fix = (f"adopt it: `pulumi import {want.resource_type} {want.resource_name} "
+                       f"{release.namespace}/{release.name} --parent '{want.parent_urn}'` (skip this if the stack "
+                       f"already holds it) and mark it as this stack's: `{label}`; then run again"
+                       f"{want.alternative}; or uninstall it first")
                 what = "Helm would refuse to install over it"
             else:
                 fix = f"uninstall it (`helm uninstall -n {release.namespace} {release.name}`){want.alternative}"
@@ -128,15 +186,18 @@ def _crds(cfg: StackConfig, found: InCluster, project: str) -> list[Issue]:
                             "delete those CRDs before this stack installs Karpenter v1 (two controllers would "
                             "launch and remove the same nodes)", None, has_value=False))
 
+    installs = release_of(cfg.karpenter.version).crds
+
     def foreign(crd: Crd) -> bool:
-        return crd.name in V1_CRDS and (crd.release_name, crd.release_namespace) != (CRD_RELEASE, namespace)
+        return crd.name in installs and (crd.release_name, crd.release_namespace) != (CRD_RELEASE, namespace)
 
     taken = sorted(c.name for c in found.crds if foreign(c))
     if taken and not cfg.karpenter.adopt_existing_crds:
         owners = sorted({f"Helm release {c.release_namespace}/{c.release_name}" if c.release_name
                          else "no Helm release" for c in found.crds if foreign(c)})
         names = " ".join(taken)
-        issues.append(Issue(at + ("adoptExistingCrds",), f"Karpenter's CRDs already exist ({', '.join(taken)}; owned "
+        issues.append(Issue(at + ("adoptExistingCrds",), f"CRDs Karpenter {cfg.karpenter.version} installs already "
+                            f"exist ({', '.join(taken)}; owned "
                             f"by {', '.join(owners)}), so installing the {CRD_RELEASE} chart would fail on them: set "
                             "adoptExistingCrds: true to take them over (the objects in them are kept), or mark them "
                             f"for Helm yourself: `kubectl label crd {names} app.kubernetes.io/managed-by=Helm "
@@ -161,23 +222,28 @@ def _cluster_autoscaler(cfg: StackConfig, found: InCluster, project: str) -> lis
     return []
 
 
-def _node_groups(cfg: StackConfig, facts: ClusterFacts, project: str) -> list[Issue]:
+def _node_groups(cfg: StackConfig, facts: ClusterFacts, project: str) -> list[tuple[Issue, bool]]:
+    """Problems of the node groups, each with whether the group it is about is an offline placeholder."""
     from eks_karpenter.labels import NODEGROUP_LABEL
     from eks_karpenter.platform.migration.rules import controller_node_group
 
-    issues: list[Issue] = []
+    issues: list[tuple[Issue, bool]] = []
+
+    def add(group: NodeGroup | str | None, issue: Issue) -> None:
+        issues.append((issue, isinstance(group, NodeGroup) and group.placeholder))
+
     stable = None if cfg.karpenter.controller_on_fargate else controller_node_group(cfg.karpenter)
     if stable is not None:
         at: KeyPath = (f"{project}:karpenter", "nodeSelector", NODEGROUP_LABEL)
         group = facts.node_groups.get(stable)
         if not isinstance(group, NodeGroup):
-            issues.append(Issue(at, f"no managed node group {stable!r} in cluster {facts.name!r} ({group}): name the "
+            add(group, Issue(at, f"no managed node group {stable!r} in cluster {facts.name!r} ({group}): name the "
                                 "stable on-demand group the controller runs on", stable))
         elif group.capacity_type != "ON_DEMAND":
-            issues.append(Issue(at, f"node group {stable!r} is {group.capacity_type} capacity: the controller needs "
+            add(group, Issue(at, f"node group {stable!r} is {group.capacity_type} capacity: the controller needs "
                                 "on-demand nodes nothing takes away", stable))
         elif group.min_size < cfg.karpenter.replicas:
-            issues.append(Issue(at, f"node group {stable!r} may shrink to {group.min_size} nodes (minSize), fewer "
+            add(group, Issue(at, f"node group {stable!r} may shrink to {group.min_size} nodes (minSize), fewer "
                                 f"than the controller's {cfg.karpenter.replicas} replicas, each on its own node: "
                                 f"raise its minSize to at least {cfg.karpenter.replicas}", stable))
     migration = cfg.migration
@@ -190,16 +256,16 @@ def _node_groups(cfg: StackConfig, facts: ClusterFacts, project: str) -> list[Is
         found = facts.node_groups.get(want.name)
         if not isinstance(found, NodeGroup):
             if migration.manages_node_groups:
-                issues.append(Issue(at_groups + (i, "name"), f"no managed node group {want.name!r} in cluster "
+                add(found, Issue(at_groups + (i, "name"), f"no managed node group {want.name!r} in cluster "
                                     f"{facts.name!r} ({found})", want.name))
             continue
         if migration.phase == 1 and found.min_size != found.max_size and \
                 (found.min_size, found.max_size) != (want.min_size, want.max_size):
-            issues.append(Issue(at_groups + (i, "minSize"), f"node group {want.name!r} scales {found.min_size} to "
+            add(found, Issue(at_groups + (i, "minSize"), f"node group {want.name!r} scales {found.min_size} to "
                                 f"{found.max_size} today: give those bounds (minSize, maxSize), so importing it "
                                 "changes nothing and a rollback restores them", want.min_size))
         if not migration.manages_node_groups and found.desired_size > 0:
-            issues.append(Issue(at_groups + (i, "afterMigration"), f"node group {want.name!r} still has "
+            add(found, Issue(at_groups + (i, "afterMigration"), f"node group {want.name!r} still has "
                                 f"{found.desired_size} nodes: drain it in phase 3 (drainTo: 0) before phase 4 deletes "
                                 "it, or hand it back", want.after_migration))
     return issues

@@ -10,8 +10,15 @@ import pulumi
 import pulumi_aws as aws
 
 from eks_karpenter.config.errors import ConfigError
-from eks_karpenter.platform.adopted import ClusterFacts, InCluster, NodeGroup, release_marker
-from eks_karpenter.platform.preflight.checks import OurRelease, preflight_issues
+from eks_karpenter.platform.adopted import (
+    OFFLINE_PLACEHOLDER,
+    ClusterFacts,
+    InCluster,
+    NodeGroup,
+    release_marker,
+    release_owner,
+)
+from eks_karpenter.platform.preflight.checks import LEGACY_CRDS, OurRelease, placeholder_warnings, preflight_issues
 from eks_karpenter.platform.preflight.hook import in_cluster as ask_cluster
 from eks_karpenter.platform.stack import StackConfig
 
@@ -37,10 +44,41 @@ def our_releases(cfg: StackConfig, project: str, stack: str) -> list[OurRelease]
     return out
 
 
+def in_cluster_request(cfg: StackConfig, project: str, stack: str, endpoint: str,
+                       certificate_authority: str) -> dict[str, Any]:
+    """What the in-cluster look-up asks the API server (see probe.py): this stack's releases and the CRDs its
+    Karpenter release installs, Cluster Autoscaler's Deployment, and how to authenticate as the deployer."""
+    from eks_karpenter.platform.karpenter.releases import release_of
+
+    creds = cfg.access.provider_credentials
+    ca = cfg.migration.cluster_autoscaler if cfg.migration else None
+    return {"clusterName": cfg.cluster.name, "endpoint": endpoint, "region": cfg.region,
+            "certificateAuthority": certificate_authority, "roleArn": creds.role_arn, "profile": creds.profile,
+            "releases": sorted({r.name for r in our_releases(cfg, project, stack)}),
+            "crds": sorted({*release_of(cfg.karpenter.version).crds, *LEGACY_CRDS}),
+            "deployments": [f"{ca.namespace}/{ca.name}"] if ca else []}
+
+
+def _previewing() -> bool:
+    return pulumi.runtime.is_dry_run()
+
+
+def unauthenticated_preview(found: InCluster, cluster: str, deployer: str, previewing: bool) -> str | None:
+    """The warning a preview gives instead of refusing when its identity may not read the cluster (a CI preview
+    role without an access entry yet): `pulumi up`, as a deployer, runs the in-cluster checks. None otherwise."""
+    if not previewing or found.status not in (401, 403):
+        return None
+    return (f"preview: the in-cluster checks of {cluster!r} are skipped: its API server refused this identity "
+            f"({deployer}; HTTP {found.status}: {found.error}). `pulumi up` runs them and refuses there. Give the "
+            "preview identity an access entry to run them in previews too (docs/migrate-from-cluster-autoscaler.md, "
+            "\"Previews from CI\")")
+
+
 def run_preflight(cfg: StackConfig, source: str, project: str, stack: str) -> tuple[aws.eks.GetClusterResult,
                                                                                    ClusterFacts]:
     """Look the adopted cluster up and check it (see checks.py); raise one `ConfigError` with every problem.
-    Call it before registering anything: a refusal then leaves nothing half-created."""
+    Call it before registering anything: a refusal then leaves nothing half-created. Problems found only on the
+    offline plan's placeholder answers are warnings, labelled as such."""
     name = cfg.cluster.name
     found = aws.eks.get_cluster(name=name)
     modes = [c.authentication_mode for c in found.access_configs or []]
@@ -51,36 +89,42 @@ def run_preflight(cfg: StackConfig, source: str, project: str, stack: str) -> tu
     releases = our_releases(cfg, project, stack)
     in_cluster = None
     if cfg.cluster.preflight:
-        creds = cfg.access.provider_credentials
-        request: dict[str, Any] = {
-            "clusterName": name, "endpoint": found.endpoint, "region": cfg.region,
-            "certificateAuthority": found.certificate_authorities[0].data or "",
-            "roleArn": creds.role_arn, "profile": creds.profile,
-            "releases": sorted({r.name for r in releases}),
-            "deployments": [f"{cfg.migration.cluster_autoscaler.namespace}/{cfg.migration.cluster_autoscaler.name}"]
-            if cfg.migration else [],
-        }
+        request = in_cluster_request(cfg, project, stack, found.endpoint,
+                                     found.certificate_authorities[0].data or "")
         in_cluster = InCluster.from_answer(ask_cluster(request))
+        skipped = unauthenticated_preview(in_cluster, name, deployer, _previewing())
+        if skipped:
+            pulumi.log.warn(skipped)
+            in_cluster = None
     facts = ClusterFacts(
         name=name, authentication_mode=modes[0] if modes else "CONFIG_MAP",  # clusters from before access entries
         endpoint=found.endpoint, endpoint_public_access=bool(getattr(vpc, "endpoint_public_access", True)),
         public_access_cidrs=tuple(getattr(vpc, "public_access_cidrs", None) or ()), deployer_arn=deployer,
-        in_cluster=in_cluster, node_groups=_node_groups(cfg))
-    issues = preflight_issues(cfg, facts, releases=releases, marker=release_marker(project, stack), project=project)
-    if issues:
-        raise ConfigError(source, issues)
+        in_cluster=in_cluster, node_groups=_node_groups(cfg), version=found.version,
+        placeholder=bool((found.tags or {}).get(OFFLINE_PLACEHOLDER)))
+    findings = preflight_issues(cfg, facts, releases=releases, marker=release_marker(project, stack),
+                                owner=release_owner(project, stack), project=project)
+    if findings.issues:
+        raise ConfigError(source, findings.issues)
+    for warning in placeholder_warnings(facts, findings.on_placeholders, stack):
+        pulumi.log.warn(warning)
     return found, facts
 
 
-def _node_groups(cfg: StackConfig) -> dict[str, NodeGroup | str]:
+def node_group_names(cfg: StackConfig) -> list[str]:
+    """The node groups the preflight reads: the controller's, and the migration's it imports or deletes."""
     from eks_karpenter.platform.migration.rules import controller_node_group
 
     names = [] if cfg.karpenter.controller_on_fargate else [controller_node_group(cfg.karpenter)]
     if cfg.migration is not None:
         names += [g.name for g in cfg.migration.node_groups
                   if cfg.migration.manages_node_groups or g.after_migration == "delete"]
+    return sorted({n for n in names if n})
+
+
+def _node_groups(cfg: StackConfig) -> dict[str, NodeGroup | str]:
     out: dict[str, NodeGroup | str] = {}
-    for name in sorted({n for n in names if n}):
+    for name in node_group_names(cfg):
         try:
             group = aws.eks.get_node_group(cluster_name=cfg.cluster.name, node_group_name=name)
         except Exception as exc:  # an invoke error: the group does not exist, or may not be read
@@ -90,7 +134,7 @@ def _node_groups(cfg: StackConfig) -> dict[str, NodeGroup | str]:
         out[name] = NodeGroup(name=name, capacity_type=group.capacity_type, min_size=scaling.min_size,
                               max_size=scaling.max_size, desired_size=scaling.desired_size,
                               node_role_arn=group.node_role_arn, subnet_ids=tuple(group.subnet_ids),
-                              status=group.status)
+                              status=group.status, placeholder=bool((group.tags or {}).get(OFFLINE_PLACEHOLDER)))
     return out
 
 

@@ -9,6 +9,7 @@ import gzip
 import json
 from typing import Any
 
+from eks_karpenter.labels import RELEASE_OWNER_LABEL
 from eks_karpenter.platform.cluster.plan import exec_kubeconfig
 from eks_karpenter.platform.kube import KubeApi, KubeError
 from eks_karpenter.platform.preflight.checks import CRD_GROUPS
@@ -30,7 +31,11 @@ def probe(request: dict[str, Any]) -> dict[str, Any]:
 def answer(api: KubeApi, request: dict[str, Any]) -> dict[str, Any]:
     """What the preflight asks, read through `api` (tested against the fake API server)."""
     try:
-        crds = [_crd(c) for c in api.list_crds() if c["spec"]["group"] in CRD_GROUPS]
+        # Every CRD the chosen release installs (capacity buffers and node overlays too), and any other of
+        # Karpenter's groups (an older Karpenter's).
+        wanted_crds = set(request.get("crds", []))
+        crds = [_crd(c) for c in api.list_crds()
+                if c["metadata"]["name"] in wanted_crds or c["spec"]["group"] in CRD_GROUPS]
         wanted = sorted(set(request.get("releases", [])))
         # Only the releases named like this stack's: every release's every revision would be megabytes.
         releases = [_release(s) for s in api.list_secrets(f"owner=helm,name in ({','.join(wanted)})")
@@ -70,4 +75,4 @@ def _release(secret: dict[str, Any]) -> dict[str, Any]:
         pass
     return {"namespace": secret["metadata"]["namespace"], "name": labels.get("name", ""),
             "status": labels.get("status", "unknown"), "revision": int(labels.get("version", "0") or 0),
-            "description": description}
+            "description": description, "owner": labels.get(RELEASE_OWNER_LABEL, "")}

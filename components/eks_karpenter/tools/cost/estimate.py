@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from eks_karpenter.catalogue import Admission, admitted, ami_family_of, load_catalogue, requirements_of
 from eks_karpenter.catalogue.match import allowed_values
-from eks_karpenter.catalogue.model import InstanceType
+from eks_karpenter.catalogue.model import InstanceType, vcpu_hour_prices
 from eks_karpenter.labels import ARCH, CAPACITY_TYPE, INSTANCE_FAMILY
 from eks_karpenter.platform.cluster.plan import SYSTEM_GROUP, node_volumes
 from eks_karpenter.platform.nodepool.admission import pool_warnings
@@ -198,7 +198,7 @@ def pool_figures(pool: PoolSpec, live: LivePrices | None = None) -> dict[str, An
     spec = pool.manifest["spec"]
     capacity = allowed_values(requirements_of(pool.manifest), CAPACITY_TYPE, _CAPACITY_TYPES)
     priced = [(t, h) for t in adm.types if (h := _hourly(t, live)) is not None]
-    per_vcpu = [h / t.vcpus for t, h in priced]
+    per_vcpu = vcpu_hour_prices(adm.types, lambda t: _hourly(t, live))
     cheapest = min(priced, key=lambda p: (p[1], p[0].name)) if priced else None
     cpu_text = (spec.get("limits") or {}).get("cpu")
     cpu = quantity_value(str(cpu_text)) if cpu_text is not None else None
@@ -213,7 +213,7 @@ def pool_figures(pool: PoolSpec, live: LivePrices | None = None) -> dict[str, An
     }
     if live and "spot" in capacity:
         spot = [(t, *live.spot[t.name]) for t in adm.types if t.name in live.spot]
-        spot_per_vcpu = [h / t.vcpus for t, h, _ in spot]
+        spot_per_vcpu = vcpu_hour_prices((t for t, _, _ in spot), lambda t: live.spot[t.name][0])
         best = min(spot, key=lambda s: (s[1], s[0].name)) if spot else None
         out["liveSpot"] = {
             "types": len(spot),

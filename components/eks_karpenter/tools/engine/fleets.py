@@ -1,9 +1,11 @@
 """What a plan diff does to running nodes and to the network, read off the diff: pure data, no engine.
 
 - `replaced_fleets`: the node fleets whose nodes a change replaces. Karpenter replaces a NodePool's nodes when
-  they drift from it: an edit under the pool's `spec.template` (requirements, labels, taints, `expireAfter`,
-  `nodeClassRef`...), any edit of the EC2NodeClass it uses, or a new AMI, which a Kubernetes minor bump gives
-  every class that picks its AMI by `alias`. `weight`, `limits` and `disruption` are behaviour, not drift.
+  they drift from it, by the rules of the Karpenter release the new plan installs (`drift.py`, from the table
+  in `drift_rules.py`): a hashed field of the pool's template or of its EC2NodeClass (every node), narrowed
+  requirements (the nodes that no longer satisfy them), selector terms whose resolved subnets, security groups
+  or AMIs change, or a new AMI, which a Kubernetes minor bump gives every class that picks its AMI by `alias`.
+  Widened requirements, `weight`, `limits`, budgets and other `disruption` settings are not drift.
   Drift is paced by the pool's disruption budgets that cover the `Drifted` reason. A managed node group is
   rolled (new Kubernetes version, launch template or AMI type) or replaced (a ForceNew input).
 - `refusals`: changes a `pulumi up` cannot carry out on a stack that created its VPC (a new `vpcCidr`, zones
@@ -12,14 +14,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from eks_karpenter.tools.engine.changes import ResourceChange
 from eks_karpenter.tools.engine.document import PlanDocument, PlannedResource
-
-if TYPE_CHECKING:
-    from eks_karpenter.tools.engine.changes import ResourceChange
+from eks_karpenter.tools.engine.drift import class_drift, pool_drift
+from eks_karpenter.tools.engine.drift_rules import DRIFT_RULES, DriftRules
+from eks_karpenter.tools.engine.upgrades import karpenter_version
+from eks_karpenter.versions import KARPENTER_VERSION
 
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -49,71 +53,127 @@ class Fleet:
     """How fast: the pool's disruption budgets that apply to drift, or how EKS rolls a node group."""
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What the handlers read besides the change itself: the new plan's pools and classes, and every change."""
+
+    new: PlanDocument
+    pools: dict[str, PlannedResource]
+    classes: dict[str, PlannedResource]
+    by_urn: dict[str, ResourceChange]
+    old_pools: dict[str, PlannedResource]
+    old_classes: dict[str, PlannedResource]
+    rules: DriftRules
+    """The drift rules of the Karpenter release the new plan installs."""
+
+
+Cause = tuple[str, str, str]
+"""(fleet kind, fleet name, what replaces its nodes)."""
+
+
 def replaced_fleets(changes: Sequence[ResourceChange], old: PlanDocument, new: PlanDocument) -> tuple[Fleet, ...]:
     """Every node fleet the changes replace nodes of, in name order."""
+    plan = _Plan(new, {_name(r): r for r in new.by_type(NODE_POOL)}, {_name(r): r for r in new.by_type(NODE_CLASS)},
+                 {c.resource.urn: c for c in changes}, {_name(r): r for r in old.by_type(NODE_POOL)},
+                 {_name(r): r for r in old.by_type(NODE_CLASS)}, drift_rules_of(new))
     causes: dict[tuple[str, str], list[str]] = {}
-
-    def add(kind: str, name: str, cause: str) -> None:
-        causes.setdefault((kind, name), [])
-        if cause not in causes[(kind, name)]:
-            causes[(kind, name)].append(cause)
-
-    pools = {_name(r): r for r in new.by_type(NODE_POOL)}
-    classes = {_name(r): r for r in new.by_type(NODE_CLASS)}
-    by_urn = {c.resource.urn: c for c in changes}
-
     for change in changes:
-        r = change.resource
-        if r.type in CLUSTERS and change.op == "update":
-            version = next((p for p in change.properties if p.path == ("version",)), None)
-            if version is not None:
-                bump = f"Kubernetes {version.old} -> {version.new}"
-                for cls_name, cls in classes.items():
-                    if _uses_alias(cls):
-                        for pool_name, pool in pools.items():
-                            if _class_of(pool) == cls_name:
-                                add("NodePool", pool_name, f"{bump}: EC2NodeClass `{cls_name}` picks its AMI by "
-                                    "alias, which resolves to the new minor's AMI (drift)")
-        elif r.type == NODE_CLASS and change.op in ("update", "replace"):
-            fields = sorted({p.label for p in change.properties if p.path[:1] == ("spec",)})
-            if fields or change.op == "replace":
-                what = ", ".join(f"`{f}`" for f in fields[:3]) + (" ..." if len(fields) > 3 else "")
-                for pool_name, pool in pools.items():
-                    if _class_of(pool) == _name(r):
-                        add("NodePool", pool_name, f"EC2NodeClass `{_name(r)}` changed ({what or 'replaced'}): "
-                            "drift")
-        elif r.type == NODE_POOL and change.op == "update":
-            fields = sorted({p.label for p in change.properties if p.path[:2] == ("spec", "template")})
-            if fields:
-                what = ", ".join(f"`{f}`" for f in fields[:3]) + (" ..." if len(fields) > 3 else "")
-                add("NodePool", _name(r), f"its template changed ({what}): drift")
-        elif r.type == NODE_POOL and change.op in ("replace", "delete"):
-            add("NodePool", _name(r), "the NodePool is deleted" + (" and recreated" if change.op == "replace"
-                                                                   else "") + ": Karpenter drains and terminates "
-                "every node it launched")
-        elif r.type in NODE_GROUPS and change.op == "replace":
-            add("node group", r.name, "replaced (" + (", ".join(f"`{p.label}`" for p in change.properties if
-                                                             p.replaces) or "with the cluster") + "): a new group "
-                "is created, then the old one drained and deleted")
-        elif r.type in NODE_GROUPS and change.op == "update":
-            rolled = sorted({p.label for p in change.properties if p.path[:1] and p.path[0] in _ROLLING})
-            if rolled:
-                add("node group", r.name, "rolling update (" + ", ".join(f"`{f}`" for f in rolled) + ")")
-        elif r.type == LAUNCH_TEMPLATE and change.op == "update":
-            for group in new.resources:
-                own = by_urn.get(group.urn)
-                if group.type in NODE_GROUPS and r.urn in group.dependencies and (own is None or own.op == "update"):
-                    add("node group", group.name, f"its launch template `{r.name}` gets a new version: rolling "
-                        "update")
+        handler = _HANDLERS.get(change.resource.type)
+        for kind, name, cause in handler(change, plan) if handler is not None else ():
+            found = causes.setdefault((kind, name), [])
+            if cause not in found:
+                found.append(cause)
+    return tuple(Fleet(kind, name, tuple(found), _pacing(kind, name, plan.pools))
+                 for (kind, name), found in sorted(causes.items()))
 
-    fleets = []
-    for (kind, name), found in sorted(causes.items()):
-        pacing = (_drift_pacing(pools[name]) if kind == "NodePool" and name in pools else
-                  "no budget: deletion is not paced" if kind == "NodePool" else
-                  "EKS replaces nodes a few at a time (updateConfig maxUnavailable, default 1), honouring "
-                  "PodDisruptionBudgets for up to 15 minutes per node")
-        fleets.append(Fleet(kind, name, tuple(found), pacing))
-    return tuple(fleets)
+
+def _pacing(kind: str, name: str, pools: dict[str, PlannedResource]) -> str:
+    if kind == "NodePool":
+        return _drift_pacing(pools[name]) if name in pools else "no budget: deletion is not paced"
+    return ("EKS replaces nodes a few at a time (updateConfig maxUnavailable, default 1), honouring "
+            "PodDisruptionBudgets for up to 15 minutes per node")
+
+
+def _cluster_change(change: ResourceChange, plan: _Plan) -> Iterator[Cause]:
+    """A Kubernetes minor bump: every pool whose class picks its AMI by alias drifts to the new minor's AMI."""
+    version = next((p for p in change.properties if p.path == ("version",)), None)
+    if change.op != "update" or version is None:
+        return
+    bump = f"Kubernetes {version.old} -> {version.new}"
+    for cls_name, cls in plan.classes.items():
+        if _uses_alias(cls):
+            for pool_name, pool in plan.pools.items():
+                if _class_of(pool) == cls_name:
+                    yield ("NodePool", pool_name, f"{bump}: EC2NodeClass `{cls_name}` picks its AMI by alias, which "
+                           "resolves to the new minor's AMI (drift)")
+
+
+def _node_class_change(change: ResourceChange, plan: _Plan) -> Iterator[Cause]:
+    """An edit of a class drifts the pools that use it where the release's drift rules say so; a replaced class
+    drifts them all."""
+    if change.op not in ("update", "replace"):
+        return
+    name = _name(change.resource)
+    before = plan.old_classes.get(name)
+    found = (class_drift(before.inputs, change.resource.inputs, plan.rules)
+             if change.op == "update" and before is not None else ["replaced: drift"])
+    for pool_name, pool in plan.pools.items():
+        if _class_of(pool) == name:
+            for cause in found:
+                yield "NodePool", pool_name, f"EC2NodeClass `{name}` {cause}"
+
+
+def _node_pool_change(change: ResourceChange, plan: _Plan) -> Iterator[Cause]:
+    """An edit drifts the pool's nodes where the release's drift rules say so; deleting the pool terminates them."""
+    name = _name(change.resource)
+    if change.op == "update":
+        before = plan.old_pools.get(name)
+        for cause in pool_drift(before.inputs if before is not None else {}, change.resource.inputs, plan.rules):
+            yield "NodePool", name, cause
+    elif change.op in ("replace", "delete"):
+        again = " and recreated" if change.op == "replace" else ""
+        yield ("NodePool", name, f"the NodePool is deleted{again}: Karpenter drains and terminates every node it "
+               "launched")
+
+
+def _node_group_change(change: ResourceChange, plan: _Plan) -> Iterator[Cause]:
+    """A ForceNew input replaces the group; a rolling input rolls its nodes in place."""
+    name = change.resource.name
+    if change.op == "replace":
+        why = ", ".join(f"`{p.label}`" for p in change.properties if p.replaces) or "with the cluster"
+        yield ("node group", name, f"replaced ({why}): a new group is created, then the old one drained and "
+               "deleted")
+    elif change.op == "update":
+        rolled = sorted({p.label for p in change.properties if p.path[:1] and p.path[0] in _ROLLING})
+        if rolled:
+            yield "node group", name, "rolling update (" + ", ".join(f"`{f}`" for f in rolled) + ")"
+
+
+def _launch_template_change(change: ResourceChange, plan: _Plan) -> Iterator[Cause]:
+    """A new launch template version rolls every node group built on it (unless the group is replaced anyway)."""
+    r = change.resource
+    if change.op != "update":
+        return
+    for group in plan.new.resources:
+        own = plan.by_urn.get(group.urn)
+        if group.type in NODE_GROUPS and r.urn in group.dependencies and (own is None or own.op == "update"):
+            yield "node group", group.name, f"its launch template `{r.name}` gets a new version: rolling update"
+
+
+_HANDLERS: dict[str, Callable[[ResourceChange, _Plan], Iterator[Cause]]] = {
+    **dict.fromkeys(CLUSTERS, _cluster_change),
+    NODE_CLASS: _node_class_change,
+    NODE_POOL: _node_pool_change,
+    **dict.fromkeys(NODE_GROUPS, _node_group_change),
+    LAUNCH_TEMPLATE: _launch_template_change,
+}
+"""One handler per resource kind whose change can replace nodes."""
+
+
+def drift_rules_of(plan: PlanDocument) -> DriftRules:
+    """The drift rules of the Karpenter release a plan installs (the pinned one when it installs none, as on a
+    consumer stack that only adds pools)."""
+    return DRIFT_RULES.get(karpenter_version(plan) or KARPENTER_VERSION, DRIFT_RULES[KARPENTER_VERSION])
 
 
 def _name(r: PlannedResource) -> str:

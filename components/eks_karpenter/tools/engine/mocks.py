@@ -16,7 +16,7 @@ from eks_karpenter import versions
 from eks_karpenter.arns import ZONE_LETTERS, dns_suffix
 from eks_karpenter.labels import INSTANCE_GENERATION
 from eks_karpenter.platform.access.plan import aws_provider_identity, parse_principal
-from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN
+from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN, OFFLINE_PLACEHOLDER
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
 from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
 
@@ -124,6 +124,17 @@ def _ssm_value(name: str) -> str:
     return "1.0.0-00000000"  # bottlerocket image_version: no pin of this library names one
 
 
+def placeholder_answer(token: str, args: dict[str, Any], region: str, recorded: bool = False) -> dict[str, Any]:
+    """The mocks' answer to a look-up, marked as made up (`OFFLINE_PLACEHOLDER`); `recorded`: the base a recorded
+    fact is laid over, so no longer marked."""
+    found = dict(_invoke(token, args, region))
+    if recorded:
+        found.pop(OFFLINE_PLACEHOLDER, None)
+        if isinstance(found.get("tags"), dict):
+            found["tags"] = {k: v for k, v in found["tags"].items() if k != OFFLINE_PLACEHOLDER}
+    return found
+
+
 _DIRECTIONS = {"north": "n", "south": "s", "east": "e", "west": "w", "central": "c", "northeast": "ne",
                "northwest": "nw", "southeast": "se", "southwest": "sw", "gov": "g", "iso": "i", "isob": "ib"}
 _ZONE_IDS = {
@@ -159,6 +170,23 @@ def _offerings(zones: list[str], patterns: list[str], region: str) -> dict[str, 
             "locationTypes": ["availability-zone"] * len(pairs), "locationType": "availability-zone", "id": region}
 
 
+_ACCOUNT_TOKENS = ("aws:index/getAvailabilityZones:getAvailabilityZones",
+                   "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings", "aws:ec2/getVpcs:getVpcs")
+
+
+def _account(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
+    """The account's zones, the instance types offered there, and no VPC of this stack yet (a first `up`; tests
+    answer `getVpcs` with invoke_results for a used stack)."""
+    if token == _ACCOUNT_TOKENS[0]:
+        ids = zone_ids(region)
+        return {"names": list(ids), "zoneIds": list(ids.values()), "groupNames": [region] * len(ids),
+                "id": region, "state": "available"}
+    if token == _ACCOUNT_TOKENS[1]:
+        values = {str(f.get("name")): [str(v) for v in f.get("values") or []] for f in args.get("filters") or []}
+        return _offerings(values.get("location", []), values.get("instance-type", ["*"]), region)
+    return {"ids": [], "id": region, "tags": args.get("tags") or {}}
+
+
 def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
     if token == "aws:index/getCallerIdentity:getCallerIdentity":
         return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
@@ -183,6 +211,7 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
             "accessConfigs": [{"authenticationMode": "API_AND_CONFIG_MAP"}],
             "version": "1.33",
             "id": cluster,
+            "tags": {OFFLINE_PLACEHOLDER: "true"},
         }
     if token == "aws:ssm/getParameter:getParameter":
         name = str(args.get("name", ""))
@@ -208,7 +237,8 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
             "subnetIds": [f"subnet-{digest(cluster + '/' + z)}" for z in "abc"],
             "scalingConfigs": [{"minSize": 0, "maxSize": 10, "desiredSize": 3} if spot
                                else {"minSize": 2, "maxSize": 3, "desiredSize": 2}],
-            "amiType": "AL2_x86_64", "instanceTypes": ["m5.large"], "labels": {}, "taints": [], "tags": {},
+            "amiType": "AL2_x86_64", "instanceTypes": ["m5.large"], "labels": {}, "taints": [],
+            "tags": {OFFLINE_PLACEHOLDER: "true"},
             "diskSize": 20, "releaseVersion": "", "version": "1.33", "launchTemplates": [], "remoteAccesses": [],
             "resources": [],
         }
@@ -220,17 +250,9 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
         # The cluster as a first install finds it: reachable, nothing named like this stack's, Cluster
         # Autoscaler's Deployment at one replica.
         return {"reachable": True, "helmReleases": [], "crds": [],
-                "deployments": dict.fromkeys(args.get("deployments", []), 1)}
-    if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-        ids = zone_ids(region)
-        return {"names": list(ids), "zoneIds": list(ids.values()), "groupNames": [region] * len(ids),
-                "id": region, "state": "available"}
-    if token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
-        values = {str(f.get("name")): [str(v) for v in f.get("values") or []] for f in args.get("filters") or []}
-        return _offerings(values.get("location", []), values.get("instance-type", ["*"]), region)
-    if token == "aws:ec2/getVpcs:getVpcs":
-        # No VPC of this stack exists yet (a first `up`). Tests answer it with invoke_results for a used stack.
-        return {"ids": [], "id": region, "tags": args.get("tags") or {}}
+                "deployments": dict.fromkeys(args.get("deployments", []), 1), OFFLINE_PLACEHOLDER: True}
+    if token in _ACCOUNT_TOKENS:
+        return _account(token, args, region)
     if token == "aws:iam/getRoles:getRoles":
         # A fresh account: no role matches. Tests answer it with invoke_results for a used account.
         return {"names": [], "arns": [], "id": region, **{k: v for k, v in args.items() if v is not None}}

@@ -113,38 +113,51 @@ def karpenter_details(r: PlannedResource) -> list[str]:
     if not isinstance(spec, dict):
         return []
     kind = r.inputs.get("kind")
-    lines: list[str] = []
     if kind == "NodePool":
-        template = (spec.get("template") or {}).get("spec") or {}
-        reqs = [q for q in template.get("requirements", []) if isinstance(q, dict)]
-        order = list(_REQUIREMENT_LABELS)
-        reqs.sort(key=lambda q: (order.index(q["key"]) if q.get("key") in order else len(order), str(q.get("key"))))
-        lines.append(" · ".join(_requirement(q) for q in reqs) or "requirements: none")
-        node_class = (template.get("nodeClassRef") or {}).get("name")
-        limits = spec.get("limits") or {}
-        shown = ", ".join(f"{k} {_text(v)}" for k, v in limits.items()) or "none (unbounded)"
-        extra = [f"class {node_class}"] if node_class else []
-        if "weight" in spec:
-            extra.append(f"weight {_text(spec['weight'])}")
-        if template.get("expireAfter"):
-            extra.append(f"expireAfter {template['expireAfter']}")
-        if template.get("taints"):
-            extra.append("taints " + ", ".join(f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}"
-                                                for t in template["taints"]))
-        lines.append(f"limits: {shown} · " + " · ".join(extra) if extra else f"limits: {shown}")
-        disruption = spec.get("disruption") or {}
-        policy = disruption.get("consolidationPolicy", "WhenEmptyOrUnderutilized")
-        after = disruption.get("consolidateAfter")
-        budgets = "; ".join(_budget(b) for b in disruption.get("budgets", [])) or "nodes 10% (default)"
-        lines.append(f"disruption: {policy}" + (f" after {after}" if after else "") + f" · budgets: {budgets}")
-    elif kind == "EC2NodeClass":
-        amis = []
-        for term in spec.get("amiSelectorTerms", []):
-            amis += [f"{k} {_text(v)}" for k, v in term.items()]
-        who = (f"role {spec['role']}" if spec.get("role") else
-               f"instance profile {spec['instanceProfile']}" if spec.get("instanceProfile") else "")
-        lines.append("ami: " + ("; ".join(amis) or "none") + (f" · {who}" if who else ""))
-    return lines
+        return _node_pool_details(spec)
+    if kind == "EC2NodeClass":
+        return [_node_class_details(spec)]
+    return []
+
+
+def _node_pool_details(spec: dict[str, Any]) -> list[str]:
+    """Requirements (the ones a reviewer reads first, first), limits and the rest, disruption."""
+    template = (spec.get("template") or {}).get("spec") or {}
+    reqs = [q for q in template.get("requirements", []) if isinstance(q, dict)]
+    order = list(_REQUIREMENT_LABELS)
+    reqs.sort(key=lambda q: (order.index(q["key"]) if q.get("key") in order else len(order), str(q.get("key"))))
+    limits = spec.get("limits") or {}
+    shown = ", ".join(f"{k} {_text(v)}" for k, v in limits.items()) or "none (unbounded)"
+    extra = _pool_extras(spec, template)
+    disruption = spec.get("disruption") or {}
+    policy = disruption.get("consolidationPolicy", "WhenEmptyOrUnderutilized")
+    after = disruption.get("consolidateAfter")
+    budgets = "; ".join(_budget(b) for b in disruption.get("budgets", [])) or "nodes 10% (default)"
+    return [" · ".join(_requirement(q) for q in reqs) or "requirements: none",
+            f"limits: {shown} · " + " · ".join(extra) if extra else f"limits: {shown}",
+            f"disruption: {policy}" + (f" after {after}" if after else "") + f" · budgets: {budgets}"]
+
+
+def _pool_extras(spec: dict[str, Any], template: dict[str, Any]) -> list[str]:
+    """The pool's class, weight, expiry and taints, those it sets."""
+    node_class = (template.get("nodeClassRef") or {}).get("name")
+    extra = [f"class {node_class}"] if node_class else []
+    if "weight" in spec:
+        extra.append(f"weight {_text(spec['weight'])}")
+    if template.get("expireAfter"):
+        extra.append(f"expireAfter {template['expireAfter']}")
+    if template.get("taints"):
+        extra.append("taints " + ", ".join(f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}"
+                                            for t in template["taints"]))
+    return extra
+
+
+def _node_class_details(spec: dict[str, Any]) -> str:
+    """Its AMI selector terms, and the role or instance profile its nodes get."""
+    amis = [f"{k} {_text(v)}" for term in spec.get("amiSelectorTerms", []) for k, v in term.items()]
+    who = (f"role {spec['role']}" if spec.get("role") else
+           f"instance profile {spec['instanceProfile']}" if spec.get("instanceProfile") else "")
+    return "ami: " + ("; ".join(amis) or "none") + (f" · {who}" if who else "")
 
 
 def render_tree(doc: PlanDocument) -> str:

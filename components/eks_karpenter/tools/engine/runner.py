@@ -20,7 +20,8 @@ from pulumi.runtime import settings as _settings
 from pulumi.runtime import stack as _stack
 from pulumi.runtime.sync_await import _sync_await
 
-from eks_karpenter.config.stackfile import StackFile, parse_yaml
+from eks_karpenter.config.running import ProjectFileError, PulumiProject, read_project
+from eks_karpenter.config.stackfile import StackFile
 from eks_karpenter.config.stackfile import read_stack_file as _read_stack_file
 from eks_karpenter.tools.engine.document import PlanDocument
 from eks_karpenter.tools.engine.mocks import CapturingMonitor, PlanMocks, plan_caller
@@ -32,38 +33,17 @@ class PlanError(Exception):
     """The program could not be planned; the message is meant for the user as it is."""
 
 
-@dataclass(frozen=True)
-class ProgramProject:
-    """What Pulumi.yaml says about a program: its name, entry file and stack config folder."""
-
-    root: Path
-    name: str
-    main: Path
-    stack_config_dir: Path
+class ProgramProject(PulumiProject):
+    """A project the command line works on: `Pulumi.yaml` read by `config.running.read_project`, its problems
+    raised as `PlanError` (one clean error)."""
 
     @staticmethod
     def load(root: Path) -> ProgramProject:
-        project_file = root / "Pulumi.yaml"
-        if not project_file.is_file():
-            raise PlanError(f"{project_file}: no Pulumi.yaml here: --program must name a Pulumi project folder")
         try:
-            body, _, problems = parse_yaml(project_file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise PlanError(f"{project_file}: cannot read it ({exc})") from None
-        if problems or not isinstance(body, dict) or not isinstance(body.get("name"), str):
-            raise PlanError(f"{project_file}: not a Pulumi project file (a mapping with a `name:`)")
-        main = root / str(body.get("main") or ".")
-        if main.is_dir():
-            main = main / "__main__.py"
-        return ProgramProject(
-            root=root,
-            name=body["name"],
-            main=main,
-            stack_config_dir=root / str(body.get("stackConfigDir") or "."),
-        )
-
-    def stack_file(self, stack: str) -> Path:
-        return self.stack_config_dir / f"Pulumi.{stack}.yaml"
+            found = read_project(root)
+        except ProjectFileError as exc:
+            raise PlanError(str(exc)) from None
+        return ProgramProject(found.root, found.name, found.main, found.stack_config_dir)
 
 
 def read_stack_file(project: ProgramProject, stack: str) -> StackFile:
@@ -71,11 +51,16 @@ def read_stack_file(project: ProgramProject, stack: str) -> StackFile:
     path = project.stack_file(stack)
     if not path.is_file():
         raise PlanError(f"{path}: no such stack file")
-    try:
-        source = str(path.relative_to(project.root))
-    except ValueError:
-        source = str(path)
-    return _read_stack_file(path, source, project.name)
+    return _read_stack_file(path, project.shown(path), project.name)
+
+
+def flat_config(project: ProgramProject, stack: str) -> dict[str, str]:
+    """A stack's config as Pulumi hands it to the program (see `read_flat_config`), its file named as the user
+    names it; raises `ConfigError` for what the Pulumi CLI itself refuses."""
+    file = read_stack_file(project, stack)
+    if file.issues:
+        raise file.error()
+    return file.flat()
 
 
 def read_flat_config(path: Path, project: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Upgrades between two plans of one stack: the Kubernetes minor and the Karpenter release (issue 23).
+"""Upgrades between two plans of one stack: the Kubernetes minor and the Karpenter release.
 
 Pure: reads two `PlanDocument`s. `upgrade_problems` is what `infra diff` refuses (exit 1): a Kubernetes jump of
 more than one minor (EKS upgrades a control plane one minor at a time) or a downgrade (EKS has none).

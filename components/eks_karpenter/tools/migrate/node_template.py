@@ -50,6 +50,26 @@ def _provider_hint(key: str) -> str | None:
 def convert_template(tpl: TemplateDoc, kubernetes_version: str = versions.KUBERNETES_VERSION) -> dict[str, Any] | None:
     ctx, spec, sp = tpl.ctx, tpl.spec, tpl.path
     problems_before = len(ctx.report.problems)
+    _check_template_kind(tpl)
+    out: dict[str, Any] = {"name": tpl.name}
+    written: list[str] = []  # v1alpha1 defaults written out because v1's (or this library's) differ
+    family = _convert_ami(ctx, sp, spec, kubernetes_version, out, written)
+    _convert_selectors(ctx, sp, spec, out)
+    _convert_identity(ctx, sp, spec, out)
+    out["metadataOptions"] = _metadata_options(ctx, sp, spec, written)
+    _convert_block_devices(ctx, sp, spec, family, out, written)
+    _convert_flags(ctx, sp, spec, out)
+    if written:
+        ctx.note(sp, "v1alpha1 defaults written out explicitly: " + "; ".join(written))
+    if len(ctx.report.problems) != problems_before:
+        return None
+    return out
+
+
+def _check_template_kind(tpl: TemplateDoc) -> None:
+    """Only the fields a template (or an inline provider) has, of a known apiVersion and kind, and no custom
+    launch template (v1 has none)."""
+    ctx, spec, sp = tpl.ctx, tpl.spec, tpl.path
     if tpl.inline:
         ctx.only(sp, spec, PROVIDER_FIELDS, _provider_hint)
     else:
@@ -62,9 +82,11 @@ def convert_template(tpl: TemplateDoc, kubernetes_version: str = versions.KUBERN
         ctx.problem(sp + ("launchTemplate",), "custom launch templates were removed (v0.32 / v1): express the "
                     "settings as EC2NodeClass fields (amiSelector, userData, blockDeviceMappings, metadataOptions, "
                     "securityGroupSelector)")
-    out: dict[str, Any] = {"name": tpl.name}
-    written: list[str] = []  # v1alpha1 defaults written out because v1's (or this library's) differ
 
+
+def _convert_ami(ctx: Ctx, sp: KeyPath, spec: Mapping[str, Any], kubernetes_version: str, out: dict[str, Any],
+                 written: list[str]) -> str | None:
+    """`amiFamily` (when an amiSelector needs it beside) and `amiSelectorTerms`; the family in effect."""
     family, ami_terms = _ami(ctx, sp, spec, kubernetes_version)
     if family is not None and "amiSelector" in spec:
         out["amiFamily"] = family
@@ -72,6 +94,11 @@ def convert_template(tpl: TemplateDoc, kubernetes_version: str = versions.KUBERN
             written.append("amiFamily AL2 (v1 requires it next to an amiSelector)")
     if ami_terms is not None:
         out["amiSelectorTerms"] = ami_terms
+    return family
+
+
+def _convert_selectors(ctx: Ctx, sp: KeyPath, spec: Mapping[str, Any], out: dict[str, Any]) -> None:
+    """The subnet and security group selectors, both required, as v1 selector terms."""
     for legacy, v1, prefix in (("subnetSelector", "subnetSelectorTerms", "subnet-"),
                                ("securityGroupSelector", "securityGroupSelectorTerms", "sg-")):
         if legacy not in spec:
@@ -80,6 +107,10 @@ def convert_template(tpl: TemplateDoc, kubernetes_version: str = versions.KUBERN
         terms = _selector_terms(ctx, sp + (legacy,), spec[legacy], prefix)
         if terms is not None:
             out[v1] = terms
+
+
+def _convert_identity(ctx: Ctx, sp: KeyPath, spec: Mapping[str, Any], out: dict[str, Any]) -> None:
+    """The instance profile (a name, not an ARN), user data and tags."""
     if "instanceProfile" in spec:
         profile = ctx.text(sp + ("instanceProfile",), spec["instanceProfile"])
         if profile is not None:
@@ -95,7 +126,11 @@ def convert_template(tpl: TemplateDoc, kubernetes_version: str = versions.KUBERN
         tags = _tags(ctx, sp + ("tags",), spec["tags"])
         if tags:
             out["tags"] = tags
-    out["metadataOptions"] = _metadata_options(ctx, sp, spec, written)
+
+
+def _convert_block_devices(ctx: Ctx, sp: KeyPath, spec: Mapping[str, Any], family: str | None,
+                           out: dict[str, Any], written: list[str]) -> None:
+    """The template's block devices, or v1alpha1's default ones for its family written out (v1's differ)."""
     if "blockDeviceMappings" in spec:
         mappings = _block_devices(ctx, sp + ("blockDeviceMappings",), spec["blockDeviceMappings"])
         if mappings:
@@ -104,6 +139,10 @@ def convert_template(tpl: TemplateDoc, kubernetes_version: str = versions.KUBERN
         out["blockDeviceMappings"] = copy.deepcopy(LEGACY_BLOCK_DEVICES[family])
         sizes = " + ".join(d["ebs"]["volumeSize"] for d in LEGACY_BLOCK_DEVICES[family])
         written.append(f"blockDeviceMappings ({sizes} encrypted gp3, v1alpha1's default for {family})")
+
+
+def _convert_flags(ctx: Ctx, sp: KeyPath, spec: Mapping[str, Any], out: dict[str, Any]) -> None:
+    """Detailed monitoring, a public IP address and the context, as given."""
     if "detailedMonitoring" in spec:
         out["detailedMonitoring"] = ctx.boolean(sp + ("detailedMonitoring",), spec["detailedMonitoring"])
     if "associatePublicIpAddress" in spec:
@@ -111,11 +150,6 @@ def convert_template(tpl: TemplateDoc, kubernetes_version: str = versions.KUBERN
                                                       spec["associatePublicIpAddress"])
     if "context" in spec:
         out["context"] = ctx.text(sp + ("context",), spec["context"])
-    if written:
-        ctx.note(sp, "v1alpha1 defaults written out explicitly: " + "; ".join(written))
-    if len(ctx.report.problems) != problems_before:
-        return None
-    return out
 
 
 def _ami(ctx: Ctx, sp: KeyPath, spec: Mapping[str, Any],

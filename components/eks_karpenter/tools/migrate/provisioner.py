@@ -288,19 +288,46 @@ def _limits(ctx: Ctx, path: KeyPath, value: Any) -> dict[str, Any]:
     return out
 
 
+_KUBELET_ORDER = ("maxPods", "podsPerCore", "systemReserved", "kubeReserved", "evictionHard", "evictionSoft",
+                  "evictionSoftGracePeriod", "evictionMaxPodGracePeriod", "imageGCHighThresholdPercent",
+                  "imageGCLowThresholdPercent", "cpuCFSQuota", "clusterDNS")
+"""The order v1 kubelet fields are written in."""
+
+
 def _kubelet(ctx: Ctx, path: KeyPath, value: Any) -> dict[str, Any] | None:
     data = ctx.mapping(path, value)
     if data is None:
         return None
     ctx.only(path, data, KUBELET_FIELDS)
+    _kubelet_runtime(ctx, path, data)
+    out = _kubelet_numbers(ctx, path, data)
+    if "clusterDNS" in data:
+        dns = ctx.seq(path + ("clusterDNS",), data["clusterDNS"])
+        if dns is not None:
+            items = [ctx.text(path + ("clusterDNS", i), v) for i, v in enumerate(dns)]
+            out["clusterDNS"] = None if None in items else items
+    out |= _kubelet_reserved(ctx, path, data)
+    out |= _kubelet_eviction(ctx, path, data)
+    if None in out.values():
+        return None
+    return {k: out[k] for k in _KUBELET_ORDER if k in out} or None
+
+
+def _kubelet_runtime(ctx: Ctx, path: KeyPath, data: Mapping[str, Any]) -> None:
+    """v1 nodes always run containerd: the field goes, with a note, or a problem for any other runtime."""
+    if "containerRuntime" not in data:
+        return
+    runtime = data["containerRuntime"]
+    if runtime == "containerd":
+        ctx.note(path + ("containerRuntime",), "dropped: v1 nodes always run containerd")
+    else:
+        ctx.problem(path + ("containerRuntime",), f"{brief(runtime)} is not available in v1 (nodes always "
+                    "run containerd; dockershim left Kubernetes in 1.24): remove it")
+
+
+def _kubelet_numbers(ctx: Ctx, path: KeyPath, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Pod counts, the eviction grace period, the image GC thresholds (high above low) and the CFS quota."""
     out: dict[str, Any] = {}
-    if "containerRuntime" in data:
-        runtime = data["containerRuntime"]
-        if runtime == "containerd":
-            ctx.note(path + ("containerRuntime",), "dropped: v1 nodes always run containerd")
-        else:
-            ctx.problem(path + ("containerRuntime",), f"{brief(runtime)} is not available in v1 (nodes always "
-                        "run containerd; dockershim left Kubernetes in 1.24): remove it")
     for key in ("maxPods", "podsPerCore"):
         if key in data:
             out[key] = ctx.integer(path + (key,), data[key], low=0)
@@ -315,17 +342,25 @@ def _kubelet(ctx: Ctx, path: KeyPath, value: Any) -> dict[str, Any] | None:
         ctx.problem(path + ("imageGCHighThresholdPercent",), "must be greater than imageGCLowThresholdPercent")
     if "cpuCFSQuota" in data:
         out["cpuCFSQuota"] = ctx.boolean(path + ("cpuCFSQuota",), data["cpuCFSQuota"])
-    if "clusterDNS" in data:
-        dns = ctx.seq(path + ("clusterDNS",), data["clusterDNS"])
-        if dns is not None:
-            items = [ctx.text(path + ("clusterDNS", i), v) for i, v in enumerate(dns)]
-            out["clusterDNS"] = None if None in items else items
+    return out
+
+
+def _kubelet_reserved(ctx: Ctx, path: KeyPath, data: Mapping[str, Any]) -> dict[str, Any]:
+    """`systemReserved` and `kubeReserved`: quantities of the reservable resources, none negative."""
+    out: dict[str, Any] = {}
     for key in ("systemReserved", "kubeReserved"):
         if key in data:
             out[key] = ctx.quantity_map(path + (key,), data[key], RESERVED_RESOURCES)
             for res, amount in (out[key] or {}).items():
                 if amount.startswith("-"):
                     ctx.problem(path + (key, res), "must not be negative")
+    return out
+
+
+def _kubelet_eviction(ctx: Ctx, path: KeyPath, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Eviction thresholds: known signals, soft thresholds and grace periods naming the same signals, and grace
+    periods that are durations."""
+    out: dict[str, Any] = {}
     for key in ("evictionHard", "evictionSoft", "evictionSoftGracePeriod"):
         if key in data:
             signals = ctx.text_map(path + (key,), data[key])
@@ -342,12 +377,7 @@ def _kubelet(ctx: Ctx, path: KeyPath, value: Any) -> dict[str, Any] | None:
     for key, grace_value in grace.items():
         if not re.fullmatch(r"([0-9]+(\.[0-9]+)?(s|m|h))+", grace_value):
             ctx.problem(path + ("evictionSoftGracePeriod", key), f"not a duration such as 1m30s (got {grace_value!r})")
-    if None in out.values():
-        return None
-    order = ("maxPods", "podsPerCore", "systemReserved", "kubeReserved", "evictionHard", "evictionSoft",
-             "evictionSoftGracePeriod", "evictionMaxPodGracePeriod", "imageGCHighThresholdPercent",
-             "imageGCLowThresholdPercent", "cpuCFSQuota", "clusterDNS")
-    return {k: out[k] for k in order if k in out} or None
+    return out
 
 
 def _provider_ref(ctx: Ctx, path: KeyPath, value: Any, templates: Mapping[str, TemplateDoc]) -> str | None:

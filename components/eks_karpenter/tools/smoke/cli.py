@@ -62,7 +62,7 @@ def add_parser(sub: Any) -> None:
     defaults = SmokeTimeouts()
     for phase in PHASES:
         smoke.add_argument(f"--timeout-{phase}", type=_seconds, metavar="SECONDS",
-                           help=f"{SmokeTimeouts.model_fields[phase].description} (default "
+                           help=f"{SmokeTimeouts.documented_fields()[phase].description} (default "
                                 f"{getattr(defaults, phase):g})")
 
 
