@@ -25,8 +25,8 @@ Where things live:
   (`stackfile.py`), and finding the running stack's file (`running.py`);
 - facts all read: `versions.py` (every pin), `arns.py` (regions, partitions, ARNs: `partition_of`),
   `partitions.py` (AWS regions and partitions, generated from botocore's `partitions.json`), `labels.py` (the
-  well-known label, annotation and tag keys), `catalogue/` (EC2 instance types and prices), `tags.py`,
-  `quantities.py`.
+  well-known label, annotation and tag keys), `ids.py` (EC2 resource ids: `vpc-`, `subnet-`, `sg-`, ...),
+  `catalogue/` (EC2 instance types and prices), `tags.py`, `quantities.py`.
 
 Layers: `config` and the facts import no concern; concerns import `config` and the facts; `stack.py`, `build.py`
 and `preflight` (which reads the whole stack's config) sit above the concerns; the platform imports no tool; no

@@ -28,7 +28,7 @@ from itertools import compress
 from typing import Any
 
 from eks_karpenter.catalogue.model import Catalogue, InstanceType, load_catalogue
-from eks_karpenter.labels import ARCH, OS
+from eks_karpenter.labels import ARCH, INSTANCE_MEMORY, OS
 
 WINDOWS_FAMILIES = frozenset({"windows2019", "windows2022", "windows2025"})
 """AMI families (lower-cased, as in aliases) whose nodes are Windows: amd64 only."""
@@ -229,6 +229,13 @@ class Admission:
     def _cheapest(self) -> InstanceType | None:
         priced = self.priced
         return min(priced, key=lambda t: (t.on_demand_hourly, t.name)) if priced else None
+
+    @functools.cached_property
+    def smallest(self) -> tuple[int, int]:
+        """The fewest vCPUs and the least memory (MiB) of any admitted type ((0, 0) when none is admitted)."""
+        if not self.types:
+            return 0, 0
+        return min(t.vcpus for t in self.types), min(int(t.labels[INSTANCE_MEMORY]) for t in self.types)
 
     def cheapest(self) -> InstanceType | None:
         """The admitted type with the lowest on-demand price (ties: the smaller name)."""

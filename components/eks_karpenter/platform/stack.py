@@ -9,10 +9,8 @@ the running program's entry: values from the Pulumi runtime, lines from the stac
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import json
-import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
@@ -22,10 +20,19 @@ from pulumi.runtime import config as _runtime_config
 from pydantic import Field, TypeAdapter, ValidationError
 
 from eks_karpenter.arns import allowed_accounts, region_issues
-from eks_karpenter.config.errors import ConfigError, Issue, KeyPath, issues_from_validation_error
+from eks_karpenter.config.errors import ConfigError, Issue, KeyPath, issues_from_validation_error, line_of
 from eks_karpenter.config.model import Model, aliases, build_validators, empty_dict
+from eks_karpenter.config.namespaces import (
+    AWS_NAMESPACE,
+    ENGINE_NAMESPACE,
+    PROJECT,
+    UNREAD_NAMESPACES,
+    in_namespace,
+    namespace_issues,
+    near_miss_namespace,
+)
 from eks_karpenter.config.running import locate_stack_file
-from eks_karpenter.config.stackfile import provider_config_keys, read_stack_file, suggest
+from eks_karpenter.config.stackfile import provider_config_keys, read_stack_file
 from eks_karpenter.platform.access.config import AccessConfig, Arn
 from eks_karpenter.platform.access.guardrails import pool_rights_issues
 from eks_karpenter.platform.access.plan import aws_provider_identity
@@ -39,6 +46,7 @@ from eks_karpenter.platform.access.rules import (
 )
 from eks_karpenter.platform.cluster.config import Cidr, ClusterConfig, ClusterName
 from eks_karpenter.platform.cluster.rules import (
+    addon_version_warnings,
     validate_cluster,
     validate_cluster_environment,
     validate_kubernetes_version,
@@ -63,15 +71,21 @@ from eks_karpenter.platform.nodepool.config import (
     default_node_classes,
     default_node_pools,
 )
+from eks_karpenter.platform.nodepool.crd_versions import validate_for_release
 from eks_karpenter.platform.nodepool.rules import validate_node_config
+from eks_karpenter.platform.nodepool.window_rules import window_warnings
 from eks_karpenter.platform.nth.config import NthConfig
-from eks_karpenter.platform.nth.rules import validate_nth
+from eks_karpenter.platform.nth.rules import validate_nth, validate_nth_for_cluster
 from eks_karpenter.platform.observability.config import ObservabilityConfig
 from eks_karpenter.platform.observability.rules import validate_observability
-from eks_karpenter.platform.version_rules import validate_kubernetes_for_karpenter, validate_node_class_amis
+from eks_karpenter.platform.observability.settings_rules import validate_observability_settings
+from eks_karpenter.platform.version_rules import (
+    validate_ami_release_dates,
+    validate_kubernetes_for_karpenter,
+    validate_node_class_amis,
+)
 from eks_karpenter.tags import TagKey, TagValue, reserved_tag_issues
 
-PROJECT = "eks-karpenter"
 REGION_KEY = "aws:region"
 
 
@@ -149,87 +163,9 @@ def _key(section: str, project: str = PROJECT) -> str:
     return f"{project}:{section}"
 
 
-# Namespaces: this project's own (every key checked, misspellings refused with the closest key), the AWS
-# provider's (the program uses the default AWS provider: its keys are checked too), the engine's `pulumi:` keys,
-# and everything else, which belongs to another provider or to the user's own program (`myplatform:slackChannel`,
-# `datadog:apiKey`): accepted untouched, for that program to read. Two namespaces are refused because this
-# program configures them elsewhere, and a namespace that is a near miss of this project's (`karpenter:`,
-# `eks_karpenter:`, or the library's default `eks-karpenter:` in a project of another name) is a typo whose keys
-# would silently be read by nothing.
-AWS_NAMESPACE, ENGINE_NAMESPACE = "aws", "pulumi"
-_UNREAD_NAMESPACES = {
-    "kubernetes": "the Kubernetes objects of this program use the cluster's own provider (built from the cluster "
-                  "this stack creates or adopts), never the default one these keys configure",
-    "eks": "pulumi-eks has no provider configuration; cluster settings go under {project}:cluster",
-}
-
-
-def _canonical(namespace: str) -> str:
-    return namespace.lower().replace("_", "-").replace(".", "-")
-
-
-_OUR_KEY = re.compile(rf"\b{re.escape(PROJECT)}:(?!team:|index:)(?=[A-Za-z])")
-"""A stack-file key of the library's default namespace in prose (`eks-karpenter:nodeClasses`), not an RBAC group
-(`eks-karpenter:team:<name>`) or a component type token (`eks-karpenter:index:Cluster`)."""
-
-
-def in_namespace(text: str, project: str) -> str:
-    """`text` with the library's stack-file keys in `project`'s namespace: messages and the schema name the keys
-    as the project's stack file spells them."""
-    return text if project == PROJECT else _OUR_KEY.sub(f"{project}:", text)
-
-
-def near_miss_namespace(namespace: str, project: str = PROJECT) -> bool:
-    """Whether `namespace` (not `project` itself) reads as a misspelling of `project`'s config namespace: the
-    same up to case and `-`/`_`, close by edit ratio, one of its words (`karpenter` in `eks-karpenter`), or the
-    library's default namespace (and its near misses) in a project of another name."""
-    if namespace == project:
-        return False
-    ours, theirs = _canonical(project), _canonical(namespace)
-    if theirs == ours or difflib.SequenceMatcher(None, theirs, ours).ratio() >= 0.8:
-        return True
-    if len(theirs) >= 4 and theirs in ours.split("-"):
-        return True
-    return namespace == PROJECT or (project != PROJECT and near_miss_namespace(namespace, PROJECT))
-
-
-def namespace_issues(config: Mapping[str, str], project: str = PROJECT) -> list[Issue]:
-    """Keys that would be read by nothing: unknown keys of this project or of `aws:`, keys of a near miss of this
-    project's namespace, and `kubernetes:`/`eks:` keys. Other namespaces are accepted (another provider's, the
-    user's own). Each refusal names the closest valid key (`karpenter:nodePools` -> `eks-karpenter:nodePools`)."""
-    known = [f"{project}:{s}" for s in SECTIONS]
-    aws = sorted(f"{AWS_NAMESPACE}:{k}" for k in provider_config_keys("pulumi_aws")) or [REGION_KEY]
-    issues: list[Issue] = []
-    for key in sorted(config):
-        namespace, _, name = key.partition(":")
-        if namespace == ENGINE_NAMESPACE or key in known or key in aws:
-            continue
-        if namespace == project:
-            message = f"unknown key{suggest(key, known)}; known keys: {', '.join(sorted(known))}"
-        elif namespace == AWS_NAMESPACE:
-            message = f"the AWS provider has no such config key{suggest(key, aws)}"
-        elif namespace in _UNREAD_NAMESPACES or near_miss_namespace(namespace, project):
-            same_name = [k for k in known if k.endswith(f":{name}")]
-            hint = f": did you mean `{same_name[0]}`?" if same_name else suggest(key, known + aws)
-            why = _UNREAD_NAMESPACES.get(namespace, f"this project's config namespace is `{project}:`, and nothing "
-                                         f"reads `{namespace}:`").format(project=project)
-            message = f"key is read by nothing{hint} ({why})"
-        else:
-            continue  # another provider's or the user's own namespace: theirs to read
-        issues.append(Issue((key,), message, _decoded(config[key])))
-    return issues
-
-
-def _decoded(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return text
-
-
 def raw_sections(config: Mapping[str, str], project: str = PROJECT) -> tuple[dict[str, Any], list[Issue]]:
     """Decode the project's keys from Pulumi's flat config (values are strings; objects are JSON text)."""
-    issues = namespace_issues(config, project)
+    issues = namespace_issues(config, [f"{project}:{s}" for s in SECTIONS], REGION_KEY, project)
     raw: dict[str, Any] = {}
     for section in SECTIONS:
         text = config.get(f"{project}:{section}")
@@ -243,11 +179,14 @@ def raw_sections(config: Mapping[str, str], project: str = PROJECT) -> tuple[dic
 
 
 def load_stack_config(config: Mapping[str, str], source: str, project: str = PROJECT,
-                      lines: Mapping[KeyPath, int] | None = None, today: date | None = None) -> StackConfig:
+                      lines: Mapping[KeyPath, int] | None = None, today: date | None = None,
+                      warnings: list[str] | None = None) -> StackConfig:
     """Validate a stack's config. Raises one `ConfigError` listing every problem, naming `source` (and, with
     `lines` from the stack file, the line of each problem).
 
-    `today` (default: the current UTC date) decides which Kubernetes versions are in EKS support.
+    `today` (default: the current UTC date) decides which Kubernetes versions are in EKS support. `warnings`,
+    when given, receives what is legal but almost surely unintended, one line each naming the file, the line
+    and the key path (`stack_warnings`), for a valid config only.
 
     Each section is parsed on its own, so the rules of the sections that parsed still run (and report) when
     another section has a type error.
@@ -307,6 +246,9 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
             i, message=in_namespace(i.message, project),
             path=(f"{project}:deployerArn",) if from_shortcut and i.path[:4] == written else i.path)
             for i in issues], lines)
+    if warnings is not None:
+        warnings += [dataclasses.replace(w, message=in_namespace(w.message, project)).render(
+            source, line_of(lines or {}, w.path)) for w in stack_warnings(cfg, project)]
     # Every section was validated on its own above, and the defaults are the models' own (a test validates each):
     # re-validating the whole would only build StackConfig's own validator, a fifth of a cold validation's cost.
     return cfg
@@ -454,7 +396,8 @@ def _karpenter_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
     issues += validate_karpenter_environment(cfg.karpenter, c.region(cfg), c.accounts, c.at("karpenter"))
     if c.ok("cluster") and not cfg.cluster.existing:
         issues += validate_karpenter_placement(
-            cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=c.at("karpenter"))
+            cfg.karpenter, system_node_min_size=cfg.cluster.system_node_group.min_size, at=c.at("karpenter"),
+            system_node_labels=cfg.cluster.system_node_group.labels)
     elif c.ok("cluster"):
         issues += validate_adopted_placement(cfg.karpenter, c.at("karpenter"))
     return issues
@@ -521,14 +464,41 @@ def _observability_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
     return validate_observability(cfg.observability, c.at("observability")) if c.ok("observability") else []
 
 
+def _release_and_mode_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
+    """Rules relating a section to the Karpenter release, the spot groups, the region and the date: pools and
+    classes valid for the selected release, AMI releases that exist, a handler for every spot group,
+    observability settings the chosen mode reads."""
+    issues: list[Issue] = []
+    if c.ok("node_classes"):
+        issues += validate_ami_release_dates(cfg.node_classes, c.today, c.at("nodeClasses"))
+    if c.ok("karpenter", "node_pools", "node_classes"):
+        issues += validate_for_release(cfg.karpenter.version, cfg.node_pools, cfg.node_classes,
+                                       at_pools=c.at("nodePools"), at_classes=c.at("nodeClasses"))
+    if c.ok("node_termination_handler", "cluster"):
+        issues += validate_nth_for_cluster(cfg.node_termination_handler, cfg.cluster.spot_node_groups,
+                                           created_cluster=not cfg.cluster.existing, at=c.at("nodeTerminationHandler"))
+    if c.ok("observability"):
+        issues += validate_observability_settings(cfg.observability, region=c.region(cfg), accounts=c.accounts,
+                                                  at=c.at("observability"))
+    return issues
+
+
 def _tag_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
     return reserved_tag_issues(cfg.tags, c.at("tags")) if c.ok("tags") else []
 
 
 _CHECKS = (_network_checks, _cluster_checks, _karpenter_checks, _migration_checks, _nth_checks, _node_checks,
            _access_checks, _node_class_environment_checks, _permissions_boundary_checks, _observability_checks,
-           _tag_checks)
+           _release_and_mode_checks, _tag_checks)
 """The whole stack's checks, in the order their issues are reported."""
+
+
+def stack_warnings(cfg: StackConfig, project: str = PROJECT) -> list[Issue]:
+    """What a valid config holds that is legal but almost surely unintended, with the key path to look at."""
+    def at(section: str) -> KeyPath:
+        return (_key(section, project),)
+
+    return [*addon_version_warnings(cfg.cluster, at("cluster")), *window_warnings(cfg.node_pools, at("nodePools"))]
 
 
 def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
@@ -545,7 +515,7 @@ def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
     # The schema refuses the near misses it can spell out (see `near_miss_namespace` for the rest).
     near = {n for p in {project, PROJECT} for n in (p, p.replace("-", "_"), *(w for w in p.split("-") if len(w) >= 4))
             if near_miss_namespace(n, project) or n == project}
-    refused = "|".join(n.replace(".", "\\.") for n in sorted({*near, AWS_NAMESPACE, *_UNREAD_NAMESPACES}))
+    refused = "|".join(n.replace(".", "\\.") for n in sorted({*near, AWS_NAMESPACE, *UNREAD_NAMESPACES}))
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"{project} stack file (stacks/Pulumi.<stack>.yaml)",
@@ -587,10 +557,14 @@ def read_stack_config() -> StackConfig:
     if file is not None and file.issues:
         raise file.error()
     lines = file.lines if file is not None else None
+    warnings: list[str] = []
     try:
-        return load_stack_config(flat, source, project=project, lines=lines)
+        cfg = load_stack_config(flat, source, project=project, lines=lines, warnings=warnings)
     except ConfigError:
         raise
     except Exception as exc:  # a bug of ours must still read as one clean error, never a traceback
         raise ConfigError(source, [Issue((), f"could not be validated ({type(exc).__name__}: {exc}); please "
                                          "report this", None, False)], lines) from None
+    for warning in warnings:
+        pulumi.log.warn(warning)
+    return cfg

@@ -14,6 +14,7 @@ from datetime import date
 from eks_karpenter import versions
 from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
 from eks_karpenter.platform.cluster.rules import al2_unavailable
+from eks_karpenter.platform.nodepool.class_config import alias_release_date
 from eks_karpenter.platform.nodepool.config import NodeClassConfig
 
 _DATED_RELEASE = re.compile(r"^v([0-9]{4})([0-9]{2})([0-9]{2})$")
@@ -45,6 +46,21 @@ def validate_node_class_amis(version: str, node_classes: Sequence[NodeClassConfi
         if node_class.ami_family == "AL2" and al2_unavailable(version) and not node_class.alias:
             issues.append(Issue(at + (i, "amiFamily"), f"EKS publishes no Amazon Linux 2 AMIs for Kubernetes "
                                 f"{version}: use AL2023 or Bottlerocket", node_class.ami_family))
+    return issues
+
+
+def validate_ami_release_dates(node_classes: Sequence[NodeClassConfig], today: date, at: KeyPath) -> list[Issue]:
+    """Amazon Linux alias releases dated after `today`: no AMI of that release exists yet (the alias would
+    resolve to nothing and no node could launch)."""
+    issues: list[Issue] = []
+    for i, node_class in enumerate(node_classes):
+        for j, term in enumerate(node_class.ami_selector_terms):
+            release = term.alias.partition("@")[2] if term.alias else ""
+            released = alias_release_date(release) if _DATED_RELEASE.match(release) else None
+            if released is not None and released > today:
+                issues.append(Issue(at + (i, "amiSelectorTerms", j, "alias"), f"release {release} is dated "
+                                    f"after today ({today}): no AMI of that release exists yet; pin a published "
+                                    "release (`eks-karpenter pins --live`)", term.alias))
     return issues
 
 

@@ -270,7 +270,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def _namespace(args: argparse.Namespace) -> str:
     """The config namespace: the name of the project `--program` (else the wrapper's default, else the current
     directory) names; `eks-karpenter` outside any project."""
-    from eks_karpenter.platform.stack import PROJECT
+    from eks_karpenter.config.namespaces import PROJECT
     from eks_karpenter.tools.engine.runner import ProgramProject
 
     root = _program(args)
@@ -442,7 +442,7 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
     except LegacyImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    from eks_karpenter.platform.stack import in_namespace
+    from eks_karpenter.config.namespaces import in_namespace
 
     for note in conversion.notes:
         print(f"note: {in_namespace(note, _namespace(args))}", file=sys.stderr)

@@ -54,6 +54,7 @@ def test_stack_says_where_the_controller_runs() -> None:
 
 def test_controller_on_fargate_on_an_existing_cluster_gets_its_profile() -> None:
     karpenter = {**stack_config("brownfield")["eks-karpenter:karpenter"], "controllerOnFargate": True}
+    del karpenter["nodeSelector"]  # Fargate nodes carry no node group label
     doc = plan_program(REPO, "brownfield", config_overrides={"eks-karpenter:karpenter": json.dumps(karpenter)})
     [profile] = doc.by_type("aws:eks/fargateProfile:FargateProfile")
     assert profile.inputs["clusterName"] == "legacy-cas"

@@ -90,12 +90,21 @@ def test_spot_with_fewer_than_15_types_is_warned() -> None:
 
 
 def test_limits_below_the_cheapest_node_or_without_cpu_are_warned() -> None:
-    (w,) = warnings([{"name": "p", "minCpu": 8, "limits": {"cpu": "4"}}])
-    assert w.startswith("nodePools[p]: limits are smaller than the cheapest node it admits") and "cpu 4 < " in w
+    # Above the smallest admitted node (c7a.medium: 1 vCPU, 2Gi), below the cheapest (t3a.medium: 2 vCPUs, 4Gi).
+    (w,) = warnings([{"name": "p", "capacityTypes": ["on-demand"], "instanceTypes": ["c7a.medium", "t3a.medium"],
+                      "limits": {"cpu": "1", "memory": "3Gi"}}])
+    assert w.startswith("nodePools[p]: limits are smaller than the cheapest node it admits, t3a.medium")
+    assert "cpu 1 < 2 vCPUs" in w and "memory 3Gi < 4096Mi" in w
     (w,) = warnings([{"name": "p", "limits": {"memory": "100Gi"}}])
     assert w.startswith("nodePools[p]: no cpu limit")
-    (w,) = warnings([{"name": "p", "limits": {"cpu": "100", "memory": "1Gi"}}])
-    assert "memory 1Gi < " in w
+
+
+def test_limits_below_the_smallest_node_are_refused() -> None:
+    with pytest.raises(ConfigError, match=r"nodePools\[0\]\.limits\.cpu: below the smallest instance the pool "
+                       r"admits \(8 vCPUs\)"):
+        load([{"name": "p", "minCpu": 8, "limits": {"cpu": "4"}}])
+    with pytest.raises(ConfigError, match=r"limits\.memory: below the smallest instance the pool admits \(2048Mi\)"):
+        load([{"name": "p", "limits": {"cpu": "100", "memory": "1Gi"}}])
 
 
 def test_the_committed_stacks_admit_types_without_admission_warnings() -> None:

@@ -460,14 +460,14 @@ RuleCase = tuple[str, list[dict[str, Any]], list[dict[str, Any]] | None, bool, K
 CLASS_RULE_CASES: list[RuleCase] = [
     ("role-and-profile", [], [{"name": "c", "role": "R", "instanceProfile": "P"}], True,
      CLASS0 + ("instanceProfile",), "exactly one of role and instanceProfile"),
-    ("family-required", [], [{"name": "c", "amiSelectorTerms": [{"id": "ami-0abc"}]}], True,
+    ("family-required", [], [{"name": "c", "amiSelectorTerms": [{"id": "ami-0abc1234"}]}], True,
      CLASS0 + ("amiFamily",), "must specify amiFamily"),
     ("family-mismatch", [], [{"name": "c", "amiFamily": "Bottlerocket"}], True, CLASS0 + ("amiFamily",),
      "must be 'AL2023' or 'Custom'"),
     ("ami-term-empty", [], [{"name": "c", "amiFamily": "AL2023", "amiSelectorTerms": [{"owner": "amazon"}]}], True,
      CLASS0 + ("amiSelectorTerms", 0), "expected at least one of"),
     ("ami-id-combined", [], [{"name": "c", "amiFamily": "AL2023", "amiSelectorTerms": [
-        {"id": "ami-0abc", "owner": "self"}]}], True, CLASS0 + ("amiSelectorTerms", 0, "id"), "'id' is mutually"),
+        {"id": "ami-0abc1234", "owner": "self"}]}], True, CLASS0 + ("amiSelectorTerms", 0, "id"), "'id' is mutually"),
     ("ami-alias-combined", [], [{"name": "c", "amiSelectorTerms": [{"alias": "al2023@latest", "name": "x"}]}], True,
      CLASS0 + ("amiSelectorTerms", 0, "alias"), "'alias' is mutually"),
     ("ami-alias-ssm", [], [{"name": "c", "amiSelectorTerms": [{"alias": "al2023@latest", "ssmParameter": "/x"}]}],
@@ -476,11 +476,12 @@ CLASS_RULE_CASES: list[RuleCase] = [
      True, CLASS0 + ("amiSelectorTerms",), "other amiSelectorTerms"),
     ("subnet-term-empty", [], [{"name": "c", "subnetSelectorTerms": [{}]}], True, CLASS0 + ("subnetSelectorTerms", 0),
      "expected at least one of tags, id"),
-    ("subnet-id-combined", [], [{"name": "c", "subnetSelectorTerms": [{"id": "subnet-1", "tags": {"a": "b"}}]}],
+    ("subnet-id-combined", [], [{"name": "c", "subnetSelectorTerms": [{"id": "subnet-0a1b2c3d", "tags": {"a": "b"}}]}],
      True, CLASS0 + ("subnetSelectorTerms", 0, "id"), "'id' is mutually"),
     ("sg-term-empty", [], [{"name": "c", "securityGroupSelectorTerms": [{}]}], True,
      CLASS0 + ("securityGroupSelectorTerms", 0), "expected at least one of tags, id, name"),
-    ("sg-id-combined", [], [{"name": "c", "securityGroupSelectorTerms": [{"id": "sg-1", "tags": {"a": "b"}}]}], True,
+    ("sg-id-combined", [], [{"name": "c", "securityGroupSelectorTerms": [
+        {"id": "sg-0a1b2c3d", "tags": {"a": "b"}}]}], True,
      CLASS0 + ("securityGroupSelectorTerms", 0, "id"), "'id' is mutually"),
     ("sg-name-combined", [], [{"name": "c", "securityGroupSelectorTerms": [{"name": "n", "tags": {"a": "b"}}]}], True,
      CLASS0 + ("securityGroupSelectorTerms", 0, "name"), "'name' is mutually"),
@@ -502,7 +503,7 @@ CLASS_RULE_CASES: list[RuleCase] = [
     ("reservation-term-empty", [], [{"name": "c", "capacityReservationSelectorTerms": [{"ownerID": "123456789012"}]}],
      True, CLASS0 + ("capacityReservationSelectorTerms", 0), "expected at least one of tags, id"),
     ("reservation-id-combined", [], [{"name": "c", "capacityReservationSelectorTerms": [
-        {"id": "cr-1", "instanceMatchCriteria": "open"}]}], True,
+        {"id": "cr-0a1b2c3d4e5f60001", "instanceMatchCriteria": "open"}]}], True,
      CLASS0 + ("capacityReservationSelectorTerms", 0, "id"), "'id' is mutually"),
     ("image-gc", [], [{"name": "c", "kubelet": {"imageGCHighThresholdPercent": 80,
                                                 "imageGCLowThresholdPercent": 80}}], True,
@@ -521,7 +522,7 @@ CLASS_RULE_CASES: list[RuleCase] = [
      CLASS0 + ("networkInterfaces", 2), "one efa-only interface per network card"),
     ("placement-none", [], [{"name": "c", "placementGroupSelector": {}}], True, CLASS0 + ("placementGroupSelector",),
      "exactly one of name and id"),
-    ("placement-both", [], [{"name": "c", "placementGroupSelector": {"name": "n", "id": "pg-1"}}], True,
+    ("placement-both", [], [{"name": "c", "placementGroupSelector": {"name": "n", "id": "pg-0a1b2c3d4e5f60001"}}], True,
      CLASS0 + ("placementGroupSelector",), "exactly one of name and id"),
     ("conntrack-empty", [], [{"name": "c", "connectionTracking": {}}], True, CLASS0 + ("connectionTracking",),
      "at least one of"),
@@ -666,7 +667,7 @@ def test_spot_message_names_both_ways_out() -> None:
 
 def test_subnet_terms_mixing_id_and_tags_follow_upstream() -> None:
     # Upstream's CEL only refuses a combined term when every term is combined; fields within a term are ANDed.
-    mixed = [{"id": "subnet-1", "tags": {"a": "b"}}, {"tags": {"a": "b"}}]
+    mixed = [{"id": "subnet-0a1b2c3d", "tags": {"a": "b"}}, {"tags": {"a": "b"}}]
     assert rules([], [{"name": "c", "subnetSelectorTerms": mixed}]) == []
 
 
@@ -815,8 +816,10 @@ def test_node_class_and_pool_refuse_the_wrong_manifest() -> None:
 VALID_CLASSES: list[dict[str, Any]] = [
     {"name": "default"},
     {"name": "al2023-full", "amiFamily": "AL2023", "amiSelectorTerms": [{"alias": "al2023@v20240625"}],
-     "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo", "tier": "private"}}, {"id": "subnet-0abc"}],
-     "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}, {"id": "sg-0abc"}, {"name": "nodes"}],
+     "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo", "tier": "private"}},
+                             {"id": "subnet-0abc1234"}],
+     "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}, {"id": "sg-0abc1234"},
+                                    {"name": "nodes"}],
      "role": "CustomNodeRole", "userData": NODECONFIG, "tags": {"team": "web", "Name": "web-node"},
      "metadataOptions": {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled", "httpPutResponseHopLimit": 2,
                          "httpTokens": "required"},
@@ -833,7 +836,7 @@ VALID_CLASSES: list[dict[str, Any]] = [
                  "imageGCLowThresholdPercent": 80, "cpuCFSQuota": True, "clusterDNS": ["10.100.0.10"]},
      "associatePublicIPAddress": False, "instanceStorePolicy": "RAID0",
      "capacityReservationSelectorTerms": [{"tags": {"purpose": "batch"}, "ownerID": "123456789012",
-                                           "instanceMatchCriteria": "targeted"}, {"id": "cr-0abc"}],
+                                           "instanceMatchCriteria": "targeted"}, {"id": "cr-0abc1234"}],
      "context": "ctx-123",
      "networkInterfaces": [NIC, {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"},
                            {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}],
@@ -855,7 +858,7 @@ VALID_CLASSES: list[dict[str, Any]] = [
      "userData": "New-Item -Path 'C:\\temp' -ItemType Directory"},
     {"name": "windows2025", "amiFamily": "Windows2025", "amiSelectorTerms": [{"alias": "windows2025@latest"}]},
     {"name": "custom-alias", "amiFamily": "Custom", "amiSelectorTerms": [{"alias": "al2023@latest"}]},
-    {"name": "hpc", "placementGroupSelector": {"id": "pg-0abc"}, "connectionTracking": {"udpTimeout": 30},
+    {"name": "hpc", "placementGroupSelector": {"id": "pg-0abc1234"}, "connectionTracking": {"udpTimeout": 30},
      "metadataOptions": {"httpTokens": "optional"}},
 ]
 
@@ -989,7 +992,7 @@ SAME_INPUT_CASES: list[FieldCase] = [
     ("class", "kubelet", {"kubeReserved": {"cpu": "-1"}}, ("kubelet",)),
     ("class", "kubelet", {"systemReserved": {"gpu": "1"}}, ("kubelet",)),
     ("class", "kubelet", {"imageGCHighThresholdPercent": 101}, ("kubelet",)),
-    ("class", "capacityReservationSelectorTerms", [{"ownerID": "12", "id": "cr-1"}],
+    ("class", "capacityReservationSelectorTerms", [{"ownerID": "12", "id": "cr-0a1b2c3d4e5f60001"}],
      ("capacityReservationSelectorTerms",)),
     ("class", "connectionTracking", {"udpTimeout": 61}, ("connectionTracking",)),
     ("class", "placementGroupSelector", {"name": ""}, ("placementGroupSelector",)),

@@ -378,8 +378,8 @@ def test_subnet_and_security_group_selectors() -> None:
 
 
 def test_aws_ids_with_the_double_colon_spelling() -> None:
-    cls = class_of(provisioner(), template(subnetSelector={"aws::ids": "subnet-1a, subnet-2b"}))
-    assert cls["subnetSelectorTerms"] == [{"id": "subnet-1a"}, {"id": "subnet-2b"}]
+    cls = class_of(provisioner(), template(subnetSelector={"aws::ids": "subnet-0a1b2c3d, subnet-0e5f6a7b"}))
+    assert cls["subnetSelectorTerms"] == [{"id": "subnet-0a1b2c3d"}, {"id": "subnet-0e5f6a7b"}]
 
 
 @pytest.mark.parametrize(("selector", "fragment"), [
@@ -418,14 +418,14 @@ def test_ami_selector_one_term_per_owner_and_v1alpha1_default_owners() -> None:
 
 
 def test_ami_selector_ids() -> None:
-    cls = class_of(provisioner(), template(amiFamily="Custom", amiSelector={"aws::ids": "ami-0abc,ami-0def"}))
-    assert cls["amiSelectorTerms"] == [{"id": "ami-0abc"}, {"id": "ami-0def"}]
+    cls = class_of(provisioner(), template(amiFamily="Custom", amiSelector={"aws::ids": "ami-0abc1234,ami-0def5678"}))
+    assert cls["amiSelectorTerms"] == [{"id": "ami-0abc1234"}, {"id": "ami-0def5678"}]
     assert cls["amiFamily"] == "Custom"
     assert "blockDeviceMappings" not in cls  # Custom AMIs bring their own disks
 
 
 @pytest.mark.parametrize(("selector", "fragment"), [
-    ({"aws::ids": "ami-0abc", "aws::name": "x"}, "aws::ids cannot be combined"),
+    ({"aws::ids": "ami-0abc1234", "aws::name": "x"}, "aws::ids cannot be combined"),
     ({"aws::owners": "self"}, "aws::owners alone"),
     ({"aws-ids": "i-123"}, "not AMI ids"),
 ])
@@ -725,7 +725,7 @@ def test_edge_case_manifests_pass_the_v1_crds(case: str) -> None:
     windows = [{"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]
     objects = {
         "neither": (provisioner(), template()),
-        "ami-ids": (provisioner(), template(amiFamily="Custom", amiSelector={"aws::ids": "ami-0abc"})),
+        "ami-ids": (provisioner(), template(amiFamily="Custom", amiSelector={"aws::ids": "ami-0abc1234"})),
         "al2023": (provisioner(), template(amiFamily="AL2023")),
         "windows": (provisioner(requirements=windows), template(amiFamily="Windows2019")),
         "split-kubelet": (provisioner("a"), provisioner("b", kubeletConfiguration={"maxPods": 20}), template()),

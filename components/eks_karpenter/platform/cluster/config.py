@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from eks_karpenter import versions
 from eks_karpenter.config.model import Model, RetentionDays, empty_dict, empty_list
+from eks_karpenter.ids import SecurityGroupId
 
 # EKS allows 100 characters; 76 leaves room for the `-nth` suffix within SQS's 80-character queue names.
 ClusterName = Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]*$", max_length=76)]
@@ -153,7 +154,6 @@ class UpgradePolicy(Model):
     standard hourly rate; the explicit opt-in needed to run a version that is already in extended support."""
 
 
-SecurityGroupId = Annotated[str, StringConstraints(pattern=r"^sg-[0-9a-f]{8,17}$")]
 
 
 class ApiAccessConfig(Model):
@@ -163,7 +163,9 @@ class ApiAccessConfig(Model):
 
     cidrs: list[Cidr] = Field(default_factory=empty_list, max_length=50)
     """Networks admitted to the private endpoint on tcp/443: a CI runner's subnet in (or peered with) the VPC, a
-    VPN or Direct Connect range."""
+    VPN or Direct Connect range. `0.0.0.0/0` is refused on a protected stack (the cluster security group is
+    shared by the control plane and every node), and public addresses alone are refused on a private-only
+    endpoint (their traffic never reaches it)."""
     security_group_ids: list[SecurityGroupId] = Field(default_factory=empty_list, max_length=50)
     """Security groups admitted to the private endpoint on tcp/443, e.g. the group of a self-hosted runner or a
     bastion in the cluster's VPC."""
@@ -236,4 +238,6 @@ class ClusterConfig(Model):
     groups' release, with `eks-karpenter pins --live --write`)."""
     addon_versions: dict[Literal["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"], AddonVersion] = Field(
         default_factory=empty_dict)
-    """Override a pinned add-on version (see eks_karpenter/versions.py)."""
+    """Override a pinned add-on version (see eks_karpenter/versions.py). kube-proxy's carries the Kubernetes
+    minor (`v1.35.x-eksbuild.N` for 1.35): any other minor is refused. A vpc-cni or CoreDNS build two or more
+    minors away from the pin for the cluster's version is warned about (it may not be offered for it)."""

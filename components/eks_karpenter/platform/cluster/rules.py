@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import date
 
 from eks_karpenter import versions
@@ -24,7 +25,8 @@ def validate_cluster(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[I
     if cfg.existing:
         return _adopted_cluster_issues(cfg, at)
     return [*_created_only_issues(cfg, at), *_authentication_issues(cfg, at), *_endpoint_issues(cfg, at),
-            *_protection_issues(cfg, at, protected), *_node_group_issues(cfg, at)]
+            *_api_access_issues(cfg, at + ("apiAccess",), protected), *_protection_issues(cfg, at, protected),
+            *_node_group_issues(cfg, at)]
 
 
 def _adopted_cluster_issues(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
@@ -126,6 +128,52 @@ def _node_group_issues(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
             issues.append(Issue(spath + ("desiredSize",), f"must be between minSize ({g.min_size}) and "
                                 f"maxSize ({g.max_size})", g.desired_size))
     return issues
+
+
+def _api_access_issues(cfg: ClusterConfig, at: KeyPath, protected: bool) -> list[Issue]:
+    """Sources of the private endpoint that open it to the internet, or that can never reach it."""
+    issues: list[Issue] = []
+    cidrs = cfg.api_access.cidrs
+    for i, cidr in enumerate(cidrs):
+        if protected and ipaddress.ip_network(cidr).prefixlen == 0:
+            issues.append(Issue(at + ("cidrs", i), "admits the whole internet on tcp/443 to the cluster security "
+                                "group, which the control plane and every node share; a protected (production) "
+                                "stack may not: list the networks `pulumi up` runs from", cidr))
+    private_only = cfg.endpoint_private_access and not cfg.endpoint_public_access
+    if private_only and cidrs and not cfg.api_access.security_group_ids and all(
+            ipaddress.ip_network(c).is_global for c in cidrs):
+        issues.append(Issue(at + ("cidrs",), "every source is a public address, but the endpoint is private-only: "
+                            "it answers inside the VPC (and networks routed to it), where traffic from a public "
+                            "address never arrives, so `pulumi up` could not reach it. List the private range "
+                            "the deployers come from (a runner's subnet, a VPN), or set endpointPublicAccess: true "
+                            "with publicAccessCidrs for a public address", cidrs))
+    return issues
+
+
+def addon_version_warnings(cfg: ClusterConfig, at: KeyPath) -> list[Issue]:
+    """Add-on overrides that may not exist for the cluster's Kubernetes minor, where the version alone cannot
+    say (kube-proxy's carries the minor and is refused instead): a vpc-cni or CoreDNS build whose minor is two
+    or more away from this library's pin for the cluster's minor belongs to another era of EKS builds."""
+    if cfg.existing:
+        return []
+    pinned = versions.ADDON_VERSIONS.get(cfg.version, {})
+    warnings = []
+    for name in ("vpc-cni", "coredns"):
+        given, pin = cfg.addon_versions.get(name), pinned.get(name)
+        if given is None or pin is None:
+            continue
+        (g_major, g_minor), (p_major, p_minor) = (_addon_minor(given), _addon_minor(pin))
+        if g_major != p_major or abs(g_minor - p_minor) >= 2:
+            warnings.append(Issue(at + ("addonVersions", name), f"this library pins {pin} for Kubernetes "
+                                  f"{cfg.version}: a build of another era may not be offered for it (EKS refuses "
+                                  "the add-on at apply); check `aws eks describe-addon-versions --kubernetes-version "
+                                  f"{cfg.version} --addon-name {name}`", given))
+    return warnings
+
+
+def _addon_minor(version: str) -> tuple[int, int]:
+    major, minor = version.removeprefix("v").split(".")[:2]
+    return int(major), int(minor)
 
 
 def al2_unavailable(version: str) -> bool:

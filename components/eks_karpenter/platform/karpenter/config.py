@@ -187,16 +187,19 @@ class KarpenterConfig(Model):
     controller_on_fargate: bool = False
     """Run the controller on Fargate instead of the system node group (requires `identity: irsa`). This stack
     creates the Fargate profile for the controller's pods in its namespace, on a created or an existing
-    cluster."""
+    cluster. Refused together with a `nodeSelector` that pins a managed node group (Fargate nodes carry none)."""
     node_selector: dict[LabelKey, LabelValue] = Field(default_factory=empty_dict)
     """Extra node labels the controller's nodes must carry (chart `nodeSelector`, on top of
     `kubernetes.io/os: linux`). On a created cluster the controller also requires the system node group's label
     `node-role/system: "true"`; on an existing cluster (`cluster.existing: true`) it does not, since the
     existing nodes do not carry it: by default it runs on any Linux node Karpenter did not launch. Name the
-    existing nodes meant for it here (e.g. `{eks.amazonaws.com/nodegroup: system}`)."""
+    existing nodes meant for it here (e.g. `{eks.amazonaws.com/nodegroup: system}`). On a created cluster
+    a label the system node group's nodes do not carry is refused (add it to `cluster.systemNodeGroup.labels`),
+    `eks.amazonaws.com/nodegroup` included: EKS generates the names of the groups this stack creates."""
     tolerations: list[Toleration] = Field(default_factory=empty_list, max_length=20)
     """Extra tolerations of the controller's pods (on top of `CriticalAddonsOnly`), for existing nodes that
-    are tainted for system workloads."""
+    are tainted for system workloads. As the API server checks them: `operator: Exists` takes no `value`, and a
+    toleration without a `key` needs `operator: Exists`."""
     adopt_existing_crds: bool = False
     """Take over Karpenter CRDs that already exist and no release of this stack owns (an earlier install, or
     another tool's), instead of failing the install on them (Helm's take-ownership); the objects in them stay.

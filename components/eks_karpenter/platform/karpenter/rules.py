@@ -8,12 +8,14 @@ may name an older or newer supported release than the default to canary an upgra
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
 from eks_karpenter import versions
 from eks_karpenter.arns import arn_issues
 from eks_karpenter.config.errors import Issue, KeyPath
-from eks_karpenter.platform.karpenter.config import KarpenterConfig, duration_seconds
+from eks_karpenter.labels import EKS_CAPACITY_TYPE, NODEGROUP_LABEL, SYSTEM_NODE_LABEL
+from eks_karpenter.platform.karpenter.config import KarpenterConfig, Toleration, duration_seconds
 from eks_karpenter.platform.karpenter.releases import release_issues
 from eks_karpenter.quantities import bytes_issue, quantity_value, unitless_bytes
 
@@ -37,6 +39,13 @@ def validate_karpenter(cfg: KarpenterConfig, at: KeyPath) -> list[Issue]:
     if cfg.controller_on_fargate and cfg.identity == "podIdentity":
         issues.append(Issue(at + ("identity",), "EKS Pod Identity does not work on Fargate: a controller on Fargate "
                             "(controllerOnFargate: true) needs IRSA (identity: irsa)", cfg.identity))
+
+    if cfg.controller_on_fargate and NODEGROUP_LABEL in cfg.node_selector:
+        issues.append(Issue(at + ("nodeSelector", NODEGROUP_LABEL), "pins the controller to a managed node group, "
+                            "but controllerOnFargate: true runs it on Fargate, whose nodes carry no node group "
+                            "label: its pods would stay Pending. Choose one: drop this selector, or "
+                            "controllerOnFargate", cfg.node_selector[NODEGROUP_LABEL]))
+    issues += toleration_issues(cfg.tolerations, at + ("tolerations",))
 
     release = versions.KARPENTER_RELEASES.get(cfg.version)
     if release is None:
@@ -70,18 +79,64 @@ def validate_karpenter(cfg: KarpenterConfig, at: KeyPath) -> list[Issue]:
     return issues
 
 
-def validate_karpenter_placement(cfg: KarpenterConfig, *, system_node_min_size: int, at: KeyPath) -> list[Issue]:
-    """Cross-section rule: on the system node group, each replica needs its own node.
+def toleration_issues(tolerations: Sequence[Toleration], at: KeyPath) -> list[Issue]:
+    """Tolerations the API server refuses (pod validation): a value with `operator: Exists`, and no key without
+    `Exists` (an empty key tolerates every taint, so it must say so)."""
+    issues: list[Issue] = []
+    for i, toleration in enumerate(tolerations):
+        if toleration.operator == "Exists" and toleration.value:
+            issues.append(Issue(at + (i, "value"), "must be empty with operator: Exists (the API server refuses "
+                                "the pod): drop the value, or use operator: Equal", toleration.value))
+        if not toleration.key and toleration.operator != "Exists":
+            issues.append(Issue(at + (i, "operator"), "a toleration without a key matches every taint and must say "
+                                "operator: Exists (the API server refuses the pod otherwise); or give the taint's "
+                                "key", toleration.operator))
+    return issues
+
+
+def validate_karpenter_placement(cfg: KarpenterConfig, *, system_node_min_size: int, at: KeyPath,
+                                 system_node_labels: Mapping[str, str] | None = None) -> list[Issue]:
+    """Cross-section rules of a created cluster: on the system node group, each replica needs its own node, and
+    the controller's `nodeSelector` must be labels the system group's nodes carry (`system_node_labels`, when
+    given: its `labels`).
 
     The controller's pod anti-affinity on `kubernetes.io/hostname` is required (one replica per node), so with
     fewer system nodes than replicas the extra replicas stay Pending. Not applicable on Fargate (one pod per
     Fargate node).
     """
+    issues: list[Issue] = []
+    if not cfg.controller_on_fargate and system_node_labels is not None:
+        issues += _selector_issues(cfg.node_selector, system_node_labels, at + ("nodeSelector",))
     if cfg.controller_on_fargate or cfg.replicas <= system_node_min_size:
-        return []
-    return [Issue(at + ("replicas",), f"each replica needs its own system node, but the system node group may "
-                  f"shrink to {system_node_min_size} (systemNodeGroup.minSize): lower replicas or raise minSize",
-                  cfg.replicas)]
+        return issues
+    return issues + [Issue(at + ("replicas",), f"each replica needs its own system node, but the system node group "
+                           f"may shrink to {system_node_min_size} (systemNodeGroup.minSize): lower replicas or raise "
+                           "minSize", cfg.replicas)]
+
+
+_NODE_LABEL_PREFIXES = ("kubernetes.io/", "node.kubernetes.io/", "topology.kubernetes.io/", "topology.k8s.aws/",
+                        "eks.amazonaws.com/")
+"""Labels the kubelet and EKS put on every node, with values known only at run time (zone, instance type...)."""
+
+
+def _selector_issues(selector: Mapping[str, str], group_labels: Mapping[str, str], at: KeyPath) -> list[Issue]:
+    """Selector labels no node of the system node group carries: the controller would stay Pending."""
+    carried = {**group_labels, SYSTEM_NODE_LABEL: "true", EKS_CAPACITY_TYPE: "ON_DEMAND"}
+    issues: list[Issue] = []
+    for key, value in selector.items():
+        if key == NODEGROUP_LABEL:
+            issues.append(Issue(at + (key,), "no node of a cluster this stack creates carries this value: EKS "
+                                "names its managed node groups from a prefix and a generated suffix. The controller "
+                                f"already runs on the system node group ({SYSTEM_NODE_LABEL}: \"true\"): drop this "
+                                "selector, or select a label of cluster.systemNodeGroup.labels", value))
+        elif key in carried and carried[key] != value:
+            issues.append(Issue(at + (key,), f"the system node group's nodes, where the controller runs, carry "
+                                f"{key}: {carried[key]}: its pods would stay Pending", value))
+        elif key not in carried and not key.startswith(_NODE_LABEL_PREFIXES):
+            issues.append(Issue(at + (key,), "no node of the system node group, where the controller runs, carries "
+                                "this label: its pods would stay Pending; add it to cluster.systemNodeGroup.labels, "
+                                "or drop it", value))
+    return issues
 
 
 def _resources(cfg: KarpenterConfig, at: KeyPath) -> list[Issue]:

@@ -8,11 +8,10 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from eks_karpenter.config.model import Model, RetentionDays, empty_dict
+from eks_karpenter.ids import SubnetId, VpcId
 from eks_karpenter.tags import TagKey, TagValue
 
 AvailabilityZone = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9][a-z]$")]
-SubnetId = Annotated[str, StringConstraints(pattern=r"^subnet-[0-9a-f]{8,17}$")]
-VpcId = Annotated[str, StringConstraints(pattern=r"^vpc-[0-9a-f]{8,17}$")]
 
 
 def _ipv4_network(value: str) -> str:
@@ -84,11 +83,12 @@ class NetworkConfig(Model):
     """`perAz` keeps egress up when a zone fails; `single` saves roughly 32 USD a month per zone (dev)."""
 
     vpc_id: VpcId | None = None
-    """Adopt this existing VPC instead of creating one."""
+    """Adopt this existing VPC instead of creating one (`vpc-` and 8 or 17 hex digits, as every EC2 id)."""
 
     private_subnet_ids: dict[AvailabilityZone, SubnetId] | None = None
-    """Adopt mode: existing private subnets by zone. EC2NodeClasses that set no subnetSelectorTerms select them
-    by ID; nothing is written on them unless `writeDiscoveryTags` / `writeLoadBalancerTags` say so."""
+    """Adopt mode: existing private subnets by zone (`subnet-` ids of 8 or 17 hex digits). EC2NodeClasses that
+    set no subnetSelectorTerms select them by ID; nothing is written on them unless `writeDiscoveryTags` /
+    `writeLoadBalancerTags` say so."""
 
     public_subnet_ids: dict[AvailabilityZone, SubnetId] | None = None
     """Adopt mode: existing public subnets by zone (never used for nodes); tagged only with

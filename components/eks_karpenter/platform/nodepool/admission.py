@@ -1,8 +1,9 @@
 """What each NodePool can launch: its rendered requirements evaluated against the instance-type catalogue.
 
-Errors: a pool that admits no instance type (it plans cleanly, then never launches a node), and a `minValues`
-the admitted types cannot meet (Karpenter then refuses every launch). Warnings: spot with too few types to
-choose from, limits smaller than the cheapest node the pool could launch, and no cpu limit.
+Errors: a pool that admits no instance type (it plans cleanly, then never launches a node), a `minValues`
+the admitted types cannot meet (Karpenter then refuses every launch), and limits below the smallest admitted
+instance (no node fits within them). Warnings: spot with too few types to choose from, limits smaller than the
+cheapest node the pool could launch, and no cpu limit.
 
 Pure and cached per distinct (requirements, AMI family): a thousand pools that share a shape cost one evaluation.
 """
@@ -86,12 +87,30 @@ def admission_issues(pool: NodePoolConfig, cls: NodeClassConfig | None, at: KeyP
         context = f" together with {'; '.join(before)}" if before else ""
         return [Issue(_where(at, culprit), f"leaves no instance type ({source}){context}: pool {pool.name!r} would "
                       "never launch a node", _written(pool, culprit))]
-    issues: list[Issue] = []
+    issues = _limit_issues(pool, adm, at)
     for requirement, found in adm.min_values_unmet:
         req = next(r for r in reqs if r == requirement)  # the one written in the stack file, with its source
         issues.append(Issue(_where(at, req) + ("minValues",), f"needs {requirement.min_values} distinct values of "
                             f"{requirement.key} among the admitted types, which have {found} ({source}): Karpenter "
                             "would launch no node", requirement.min_values))
+    return issues
+
+
+def _limit_issues(pool: NodePoolConfig, adm: Admission, at: KeyPath) -> list[Issue]:
+    """A cpu or memory limit below the smallest admitted instance: Karpenter launches no node that would take the
+    pool over its limits, so the pool could never launch one. A zero limit is left alone (it pauses a pool)."""
+    limits = pool.limits
+    if "cpu" not in limits and "memory" not in limits:
+        return []
+    vcpus, memory_mib = adm.smallest
+    issues = []
+    for resource, least, shown in (("cpu", vcpus, f"{vcpus} vCPUs"), ("memory", memory_mib * 2**20, f"{memory_mib}Mi")):
+        value = limits.get(resource)
+        if value is not None and 0 < quantity_value(str(value)) < least:
+            issues.append(Issue(at + ("limits", resource), f"below the smallest instance the pool admits ({shown}): "
+                                f"Karpenter never launches a node that would take the pool over its limits, so pool "
+                                f"{pool.name!r} could never launch one; raise the limit or admit smaller sizes",
+                                value))
     return issues
 
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable
+from datetime import date
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
 from eks_karpenter import versions
 from eks_karpenter.config.model import Model, empty_dict
+from eks_karpenter.ids import AmiId, CapacityReservationId, PlacementGroupId, SecurityGroupId, SubnetId
 from eks_karpenter.labels import CLUSTER_TAG_PREFIX, RESTRICTED_TAG_KEYS
 from eks_karpenter.platform.nodepool.fields import QUANTITY_PATTERN, NonEmpty, Quantity, ResourceName
 
@@ -37,7 +39,18 @@ def _alias(value: str) -> str:
     if pattern and version != "latest" and not re.fullmatch(pattern, version.split("@")[0]):
         example = "v20240625" if family.startswith("al2") else "v1.26.0"
         raise ValueError(f"version must be 'latest' or a release like {example}")
+    if family.startswith("al2") and version != "latest" and alias_release_date(version) is None:
+        raise ValueError(f"release {version} is not a date (vYYYYMMDD): Amazon Linux AMI releases are named "
+                         "after the day they were built")
     return value
+
+
+def alias_release_date(version: str) -> date | None:
+    """The day an Amazon Linux alias release (`v20240625`) names, None when it is not a real date."""
+    try:
+        return date(int(version[1:5]), int(version[5:7]), int(version[7:9]))
+    except ValueError:
+        return None
 
 
 SelectorTags = Annotated[dict[NonEmpty, NonEmpty], Field(min_length=1, max_length=20)]
@@ -48,9 +61,10 @@ class AmiSelectorTerm(Model):
     """One AMI selector term (terms are ORed, fields within a term ANDed)."""
 
     alias: Annotated[str, StringConstraints(max_length=30), AfterValidator(_alias)] | None = None
-    """EKS-optimized AMI as `family@version`, e.g. `al2023@v20240625`. Must be the only term and field."""
-    id: Annotated[str, StringConstraints(pattern=r"^ami-[0-9a-z]+$")] | None = None
-    """AMI id; cannot be combined with other fields."""
+    """EKS-optimized AMI as `family@version`, e.g. `al2023@v20240625`. Must be the only term and field. An
+    Amazon Linux release is the real day it was built (`v20261331` is refused), not later than today."""
+    id: AmiId | None = None
+    """AMI id (`ami-` and 8 or 17 hex digits, as every EC2 id); cannot be combined with other fields."""
     name: NonEmpty | None = None
     """AMI name (wildcards allowed)."""
     owner: NonEmpty | None = None
@@ -64,8 +78,8 @@ class AmiSelectorTerm(Model):
 class SubnetSelectorTerm(Model):
     """One subnet selector term."""
 
-    id: Annotated[str, StringConstraints(pattern=r"^subnet-[0-9a-z]+$")] | None = None
-    """Subnet id."""
+    id: SubnetId | None = None
+    """Subnet id (`subnet-` and 8 or 17 hex digits)."""
     tags: SelectorTags | None = None
     """Subnet tags."""
 
@@ -73,8 +87,8 @@ class SubnetSelectorTerm(Model):
 class SecurityGroupSelectorTerm(Model):
     """One security group selector term."""
 
-    id: Annotated[str, StringConstraints(pattern=r"^sg-[0-9a-z]+$")] | None = None
-    """Security group id."""
+    id: SecurityGroupId | None = None
+    """Security group id (`sg-` and 8 or 17 hex digits)."""
     name: NonEmpty | None = None
     """Security group name (not its Name tag)."""
     tags: SelectorTags | None = None
@@ -84,8 +98,8 @@ class SecurityGroupSelectorTerm(Model):
 class CapacityReservationSelectorTerm(Model):
     """One capacity reservation (ODCR or capacity block) selector term, for `reserved` capacity."""
 
-    id: Annotated[str, StringConstraints(pattern=r"^cr-[0-9a-z]+$")] | None = None
-    """Reservation id; cannot be combined with other fields."""
+    id: CapacityReservationId | None = None
+    """Reservation id (`cr-` and 8 or 17 hex digits); cannot be combined with other fields."""
     owner_id: Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")] | None = Field(None, alias="ownerID")
     """Owning account (shared reservations)."""
     instance_match_criteria: Literal["open", "targeted"] | None = None
@@ -129,7 +143,9 @@ class Ebs(Model):
     """An EBS volume."""
 
     volume_size: Annotated[str, AfterValidator(_volume_size)] | None = None
-    """Size, e.g. `50Gi`. Required unless `snapshotID` is given."""
+    """Size, e.g. `50Gi`. Required unless `snapshotID` is given. At most the type's largest volume (16 TiB; io2
+    64 TiB; standard 1 TiB). On a device of an alias's EKS-optimized AMI, at least the snapshot behind it: AL2 and
+    AL2023 `/dev/xvda` 20Gi, Bottlerocket `/dev/xvda` 2Gi and `/dev/xvdb` 20Gi, Windows `/dev/sda1` 50Gi."""
     volume_type: Literal["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"] | None = None
     """Volume type; gp3 is the cheapest general-purpose choice."""
     iops: int | None = Field(None, ge=0)
@@ -219,8 +235,8 @@ class NetworkInterface(Model):
 class PlacementGroupSelector(Model):
     """The placement group to launch into (by name or id)."""
 
-    id: Annotated[str, StringConstraints(pattern=r"^pg-[0-9a-z]+$")] | None = None
-    """Placement group id."""
+    id: PlacementGroupId | None = None
+    """Placement group id (`pg-` and 8 or 17 hex digits)."""
     name: NonEmpty | None = None
     """Placement group name."""
 

@@ -34,6 +34,7 @@ def class_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
     issues += _ami_issues(cls, at)
     issues += _selector_issues(cls, at)
     issues += _block_device_issues(cls, at)
+    issues += _volume_size_issues(cls, at)
     issues += _kubelet_issues(cls, at)
     issues += _network_issues(cls, at)
     if cls.user_data is not None:
@@ -112,6 +113,59 @@ def _reservation_selector_issues(reservations: list[CapacityReservationSelectorT
                                                   or r.instance_match_criteria is not None) for r in reservations):
         issues += [Issue(at + (j, "id"), "'id' is mutually exclusive, cannot be set along with other fields in a "
                          "capacity reservation selector term", r.id) for j, r in enumerate(reservations)]
+    return issues
+
+
+VOLUME_MAX_GIB: dict[str | None, int] = {
+    "gp3": 16384, "gp2": 16384, "io1": 16384, "io2": 65536, "st1": 16384, "sc1": 16384, "standard": 1024,
+    None: 16384}
+"""Largest EBS volume of each type, GiB (EC2 User Guide, "Amazon EBS volume types": gp2, gp3, io1, st1 and sc1
+16 TiB, io2 Block Express 64 TiB, magnetic 1 TiB); no type given: EC2's default, gp2 or gp3."""
+
+AMI_SNAPSHOT_GIB: dict[str, dict[str, int]] = {
+    "AL2": {"/dev/xvda": 20}, "AL2023": {"/dev/xvda": 20},
+    "Bottlerocket": {"/dev/xvda": 2, "/dev/xvdb": 20},
+    "Windows2019": {"/dev/sda1": 50}, "Windows2022": {"/dev/sda1": 50}, "Windows2025": {"/dev/sda1": 50},
+}
+"""Size (GiB) of the snapshots behind each device of the EKS-optimized AMIs an alias selects: a volume mapped on
+one of these devices may not be smaller (EC2 refuses the launch). AL2 and AL2023: one 20 GiB root volume
+(awslabs/amazon-eks-ami, `launch_block_device_mappings_volume_size` in templates/*/variables-default.json).
+Bottlerocket: a 2 GiB root (OS) volume and a 20 GiB data volume (bottlerocket-os/bottlerocket README, "Default
+Volumes"; EKS CreateNodegroup `diskSize`: 20 GiB for Linux and Bottlerocket). Windows: a 50 GiB root volume
+(EKS CreateNodegroup `diskSize`: 50 GiB for Windows)."""
+
+_GIB = {"Gi": 1.0, "G": 10**9 / 2**30, "Ti": 1024.0, "T": 10**12 / 2**30}
+
+
+def volume_gib(size: str) -> float:
+    """A validated `volumeSize` (`50Gi`, `100G`, `1Ti`, `2T`) in GiB."""
+    match = re.fullmatch(r"([0-9]+)(Gi|G|Ti|T)", size)
+    if match is None:
+        raise ValueError(f"not a volume size: {size!r}")
+    return int(match.group(1)) * _GIB[match.group(2)]
+
+
+def _volume_size_issues(cls: NodeClassConfig, at: KeyPath) -> list[Issue]:
+    """Volumes above their type's largest size, and volumes on an EKS-optimized AMI's device smaller than the
+    snapshot behind it."""
+    issues: list[Issue] = []
+    family = cls.family if cls.alias else None  # only an alias says which AMI (and so which snapshots) it is
+    snapshots = AMI_SNAPSHOT_GIB.get(family or "", {})
+    for j, m in enumerate(cls.block_device_mappings or []):
+        ebs = m.ebs
+        if ebs is None or ebs.volume_size is None:
+            continue
+        path = at + ("blockDeviceMappings", j, "ebs", "volumeSize")
+        gib = volume_gib(ebs.volume_size)
+        most = VOLUME_MAX_GIB[ebs.volume_type]
+        if gib > most:
+            kind = ebs.volume_type or "gp2/gp3 (no volumeType given)"
+            issues.append(Issue(path, f"above the largest {kind} volume, {most // 1024} TiB ({most}Gi): EC2 refuses "
+                                "the launch", ebs.volume_size))
+        least = snapshots.get(m.device_name)
+        if least is not None and ebs.snapshot_id is None and gib < least:
+            issues.append(Issue(path, f"smaller than the {least} GiB snapshot the {family} AMI has on "
+                                f"{m.device_name}: EC2 refuses the launch; give at least {least}Gi", ebs.volume_size))
     return issues
 
 

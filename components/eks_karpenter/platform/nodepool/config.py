@@ -255,10 +255,14 @@ class Disruption(Model):
     budgets: list[Budget] = Field(default_factory=_ten_percent, max_length=50)
     """Disruption budgets; the most restrictive active one wins."""
     time_zone: TimeZone | None = None
-    """IANA time zone of `windows`, e.g. `Europe/Berlin` (this library's setting: Karpenter's cron is UTC)."""
+    """IANA time zone of `windows`, e.g. `Europe/Berlin` (this library's setting: Karpenter's cron is UTC). It
+    applies to `windows` only (refused without any; budgets' `schedule` stays UTC, with a warning beside
+    windows). Name a place: an abbreviation or fixed offset (`EST`, `Etc/GMT+5`) has no daylight saving, and is
+    warned about."""
     windows: list[LocalWindow] = Field(default_factory=empty_list, max_length=50)
     """Budgets in local business hours (needs `timeZone`), added to `budgets` as UTC schedules, e.g. `{nodes:
-    "0", start: "08:00", end: "18:00", reasons: [Underutilized, Drifted]}` to hold nodes while people work."""
+    "0", start: "08:00", end: "18:00", reasons: [Underutilized, Drifted]}` to hold nodes while people work. A
+    window that an always-on budget (`nodes: "0"`, no schedule) already covers has no effect and is refused."""
 
 
 def _default_limits() -> dict[str, str]:
@@ -345,7 +349,9 @@ class NodePoolConfig(Model):
     disruption: Disruption = Field(default_factory=Disruption)
     """Consolidation and disruption budgets."""
     limits: dict[QualifiedName, Quantity] = Field(default_factory=_default_limits)
-    """Ceiling on the pool's total capacity: the brake on runaway spend. `{}` removes it."""
+    """Ceiling on the pool's total capacity: the brake on runaway spend. `{}` removes it. A `cpu` or `memory`
+    limit below the smallest instance the pool admits is refused (the pool could never launch a node); `"0"`
+    pauses the pool."""
     weight: int | None = Field(None, ge=1, le=100)
     """Priority among pools that fit a pod (higher first)."""
     spot_without_interruption_handling: bool = False

@@ -22,6 +22,7 @@ from eks_karpenter.platform.nodepool.config import Disruption, NodeClassConfig, 
 from eks_karpenter.platform.nodepool.config import Requirement as RequirementConfig
 from eks_karpenter.platform.nodepool.instances import INSTANCE_CATEGORIES, family_arch
 from eks_karpenter.platform.nodepool.manifests import SHORTCUT_KEYS, expand_sizes, pool_requirements
+from eks_karpenter.platform.nodepool.window_rules import window_issues
 from eks_karpenter.quantities import bytes_issue, unitless_bytes
 
 _NUMERIC = ("Gt", "Lt", "Gte", "Lte")
@@ -75,6 +76,7 @@ def _pool_issues(pool: NodePoolConfig, at: KeyPath) -> list[Issue]:
     issues = [issue for j, r in enumerate(pool.requirements)
               for issue in _requirement_issues(pool, r, at + ("requirements", j))]
     issues += _disruption_issues(pool.disruption, at + ("disruption",))
+    issues += window_issues(pool, at)
     issues += _taint_issues(pool, at)
     issues += _instance_issues(pool, at)
     issues += _label_issues(pool, at)

@@ -45,10 +45,13 @@ class NthConfig(Model):
     enabled: bool = False
     """Install NTH. Off by default: Karpenter's own interruption queue covers Karpenter's nodes."""
     mode: Literal["imds", "queue"] = "imds"
-    """`imds` (DaemonSet on the spot nodes) or `queue` (Deployment + SQS + EventBridge + lifecycle hooks)."""
+    """`imds` (DaemonSet on the spot nodes) or `queue` (Deployment + SQS + EventBridge + lifecycle hooks). Queue
+    mode is refused beside `cluster.spotNodeGroups`: their Auto Scaling groups get no hook nor tag, so they would
+    have no handler."""
     version: ChartVersion = versions.NTH_VERSION
     """Chart version (`oci://public.ecr.aws/aws-ec2/helm/aws-node-termination-handler`); override per stack to
-    canary an upgrade (the version must be published there)."""
+    canary an upgrade (the version must be published there). The chart is versioned 0.x apart from its
+    application (chart `0.y.z`, application `1.y.z`): an application version is refused."""
     namespace: Namespace = "kube-system"
     """Namespace of the release (created when it is not kube-system)."""
 
@@ -64,7 +67,8 @@ class NthConfig(Model):
     node_selector: dict[LabelKey, LabelValue] = Field(default_factory=_spot_group_labels)
     """IMDS mode: the nodes the DaemonSet runs on. The default is the CAS-era spot groups' label; the EKS label
     `eks.amazonaws.com/capacityType: SPOT` selects every spot managed node group instead. Karpenter's nodes are
-    always excluded (required affinity `karpenter.sh/nodepool DoesNotExist`); Karpenter keys are refused."""
+    always excluded (required affinity `karpenter.sh/nodepool DoesNotExist`); Karpenter keys are refused, and
+    so is a selector some spot node group's nodes do not carry (that group would have no handler)."""
 
     auto_scaling_group_names: list[AsgName] = Field(default_factory=empty_list)
     """Queue mode: self-managed Auto Scaling groups whose termination lifecycle hooks feed the queue. Each gets

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from eks_karpenter import versions
 from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.config.model import aliases
-from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP
+from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP, NODEGROUP_LABEL
+from eks_karpenter.platform.cluster.config import SpotNodeGroupConfig
 from eks_karpenter.platform.nth.config import EKS_SPOT_CAPACITY_LABELS, SPOT_GROUP_LABELS, NthConfig
 
 KARPENTER_LABEL_PREFIXES = (f"{KARPENTER_GROUP}/", f"{AWS_GROUP}/")
@@ -81,4 +85,45 @@ def validate_nth(
         for i, group in enumerate(names):
             if names.index(group) != i:
                 issues.append(Issue(at + ("autoScalingGroupNames", i), "listed twice", group))
+    return issues
+
+
+def validate_nth_for_cluster(cfg: NthConfig, groups: Sequence[SpotNodeGroupConfig], *, created_cluster: bool,
+                             at: KeyPath) -> list[Issue]:
+    """The handler against the spot managed node groups it is there for, and its chart version.
+
+    Queue mode acts only on the Auto Scaling groups it is given (hooks and the managed tag); the spot managed
+    node groups' groups have generated names and get neither, so they would have no handler. IMDS mode runs on
+    the nodes its selector matches: a spot group whose nodes lack one of its labels has no handler either.
+    """
+    issues: list[Issue] = []
+    if not cfg.enabled:
+        return issues  # every setting is refused as having no effect (validate_nth)
+    if cfg.version.split(".")[0] != "0":
+        issues.append(Issue(at + ("version",), f"is an application version: the aws-node-termination-handler "
+                            f"chart is versioned 0.x apart from its application (this library pins chart "
+                            f"{versions.NTH_VERSION}): give the chart's version, not the app's", cfg.version))
+    if not groups and not (created_cluster and NODEGROUP_LABEL in cfg.node_selector):
+        return issues
+    if cfg.mode == "queue" and groups:
+        issues.append(Issue(at + ("mode",), "queue mode handles only the Auto Scaling groups it hooks and tags "
+                            "(autoScalingGroupNames); the spot managed node groups (cluster.spotNodeGroups: "
+                            f"{', '.join(g.name for g in groups)}) get neither, so their nodes would have no "
+                            "handler: use mode: imds", cfg.mode))
+        return issues
+    if cfg.mode != "imds":
+        return issues
+    if created_cluster and NODEGROUP_LABEL in cfg.node_selector:
+        issues.append(Issue(at + ("nodeSelector", NODEGROUP_LABEL), "no node of a cluster this stack creates "
+                            "carries this value: EKS names its managed node groups from a prefix and a generated "
+                            f"suffix; select the spot groups' labels instead ({_SELECTORS})",
+                            cfg.node_selector[NODEGROUP_LABEL]))
+        return issues
+    for key, value in cfg.node_selector.items():
+        missed = [g.name for g in groups if {**g.labels, **EKS_SPOT_CAPACITY_LABELS}.get(key) != value]
+        if missed:
+            issues.append(Issue(at + ("nodeSelector", key), f"the nodes of spot node group(s) {', '.join(missed)} "
+                                f"(cluster.spotNodeGroups) do not carry {key}: {value}, so the handler's DaemonSet "
+                                f"would not run there and they would have no handler: select a label every spot "
+                                f"group carries ({_SELECTORS})", value))
     return issues

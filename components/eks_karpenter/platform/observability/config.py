@@ -26,7 +26,9 @@ class ObservabilityConfig(Model):
     or unfed queue means spot reclaims are handled late, or not at all."""
 
     enabled: bool = False
-    """Scrape Karpenter's (and the termination handler's) metrics, add the alert rules and the dashboard."""
+    """Scrape Karpenter's (and the termination handler's) metrics, add the alert rules and the dashboard. With
+    `false`, the settings that act only on those (`metrics`, `ampWorkspaceArn`, `monitorLabels`, `dashboard`,
+    `pendingPodsMinutes`, `limitUsagePercent`) are refused as having no effect."""
     metrics: Literal["prometheusOperator", "ampScraper", "none"] = "prometheusOperator"
     """Where metrics go. `prometheusOperator`: the cluster runs the Prometheus Operator (e.g.
     kube-prometheus-stack); the charts create their ServiceMonitor (Karpenter) or ServiceMonitor/PodMonitor
@@ -35,18 +37,21 @@ class ObservabilityConfig(Model):
     evaluates the same alerts as a rule group namespace. `none`: nothing is scraped and only the CloudWatch
     alarms on the interruption queue alert."""
     amp_workspace_arn: WorkspaceArn | None = None
-    """With `ampScraper`: the AMP workspace to write to (and evaluate the alerts in). Absent: one is created,
-    named after the cluster."""
+    """With `ampScraper`: the AMP workspace to write to (and evaluate the alerts in), in the stack's region,
+    partition (and `aws:allowedAccountIds`); refused with another `metrics` mode, which ignores it. Absent: one
+    is created, named after the cluster."""
     monitor_labels: dict[LabelKey, LabelValue] = Field(default_factory=empty_dict)
     """Labels on the ServiceMonitors, PodMonitor and PrometheusRule, so the Prometheus picks them up (its
-    `serviceMonitorSelector` / `ruleSelector`), e.g. `{release: kube-prometheus-stack}`."""
+    `serviceMonitorSelector` / `ruleSelector`), e.g. `{release: kube-prometheus-stack}`. Only with
+    `prometheusOperator` (refused otherwise: nothing would carry them)."""
     dashboard: bool = True
     """A Grafana dashboard (capacity, cost per pool, disruption, interruption) as a ConfigMap labelled for the
     Grafana sidecar (`grafana_dashboard: "1"`), in the Karpenter namespace."""
     alarm_topic_arn: TopicArn | None = None
     """SNS topic the CloudWatch alarms notify (alarm and back to OK), and, with `ampScraper` and a workspace this
     stack creates, where the workspace's Alertmanager sends the alerts (the topic policy must allow
-    `aps.amazonaws.com` to publish). Without it the alarms only change state in the CloudWatch console."""
+    `aps.amazonaws.com` to publish). Without it the alarms only change state in the CloudWatch console. In the
+    stack's region and partition (CloudWatch notifies only a topic of its own region)."""
     pending_pods_minutes: int = Field(default=10, ge=1, le=240)
     """Alert when a pod has waited this long for a node (`KarpenterPodsPendingTooLong`)."""
     limit_usage_percent: int = Field(default=90, ge=50, le=100)
