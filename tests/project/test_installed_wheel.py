@@ -141,7 +141,7 @@ def _assert_platform(document: dict[str, Any]) -> None:
     [cluster] = [r for r in document["resources"] if r["type"] == "eks:index:Cluster"]
     assert cluster["inputs"]["endpointPublicAccess"] is True and cluster["inputs"]["publicAccessCidrs"] == ["0.0.0.0/0"]
     [entry] = [r for r in document["resources"] if r["type"] == "aws:eks/accessEntry:AccessEntry"
-               and r["urn"].endswith("::cluster-deployer-laptop")]
+               and r["urn"].endswith("::cluster-entry-123456789012-role-admin")]
     assert entry["inputs"]["principalArn"] == ANSWERS["deployerArn"]
     assert any("open to the internet" in w for w in document["warnings"])
 

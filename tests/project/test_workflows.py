@@ -15,6 +15,9 @@ from tests.support import FETCH_UPSTREAM, INSTALL_PROMTOOL, NO_SKIPS, REPO, STAC
 
 WORKFLOWS = REPO / ".github" / "workflows"
 FILES = ("pr.yml", "deploy.yml")
+"""The workflows that run the README's checks."""
+CLOUD_FILES = (*FILES, "drift.yml")
+"""Every workflow that works on the stacks (drift.yml only previews them)."""
 EXPRESSION = re.compile(r"\$\{\{\s*([^}]*?)\s*\}\}")
 INFRA = re.compile(r"python -m infra\b(?P<args>[^\n;&|>]*)")
 
@@ -78,7 +81,7 @@ def readme_commands() -> tuple[str, str]:
     return setup, blocks[1]
 
 
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", CLOUD_FILES)
 def test_workflow_parses(name: str) -> None:
     body = load(name)
     triggers = body.get("on", body.get(True))  # YAML 1.1 reads a bare `on` as true
@@ -89,7 +92,7 @@ def test_workflow_parses(name: str) -> None:
             assert job.get("runs-on") == "ubuntu-latest", job_id
 
 
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", CLOUD_FILES)
 def test_every_named_stack_exists(name: str) -> None:
     named: set[str] = set()
     for job in jobs(name).values():
@@ -109,7 +112,7 @@ def test_pr_diffs_every_stack() -> None:
     assert set(matrix_stacks(jobs("pr.yml")["plan-diff"])) == set(STACKS)
 
 
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", CLOUD_FILES)
 def test_infra_commands_are_real_subcommands(name: str) -> None:
     commands = set()
     for job in jobs(name).values():
@@ -268,7 +271,7 @@ def test_the_readme_names_the_fetch_command() -> None:
 
 # --- AWS access and runners ------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", CLOUD_FILES)
 def test_aws_access_is_oidc_only(name: str) -> None:
     text = (WORKFLOWS / name).read_text()
     for key in ("aws-access-key-id", "aws-secret-access-key", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
@@ -284,7 +287,7 @@ def test_aws_access_is_oidc_only(name: str) -> None:
     assert found
 
 
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", CLOUD_FILES)
 def test_jobs_that_reach_a_cluster_run_on_the_runner_a_repository_variable_names(name: str) -> None:
     cloud = {job_id: job for job_id, job in jobs(name).items() if cloud_job(job)}
     assert cloud
@@ -348,3 +351,36 @@ def test_created_clusters_declare_a_read_only_preview_deployer(stack: str) -> No
         "eks-karpenter:access"]["deployers"]
     previews = [d for d in deployers if d.get("role") == "preview"]
     assert len(previews) == 1 and previews[0]["name"] == "preview"
+
+
+# --- drift: a scheduled refresh-preview of every stack ------------------------------------------------------------
+
+def test_drift_previews_every_stack_with_refresh_and_expects_no_changes() -> None:
+    body = load("drift.yml")
+    triggers = body.get("on", body.get(True))
+    assert set(triggers) == {"schedule", "workflow_dispatch"} and triggers["schedule"][0]["cron"]
+    ((job_id, job, step),) = pulumi_steps("drift.yml")
+    assert set(matrix_stacks(job)) == set(STACKS) and job["strategy"]["fail-fast"] is False
+    assert "vars.PULUMI_BACKEND_URL != ''" in job["if"], job_id
+    inputs = step["with"]
+    assert str(step["uses"]) == "pulumi/actions@v7" and inputs["command"] == "preview"
+    assert inputs["refresh"] is True and inputs["expect-no-changes"] is True
+    assert inputs["stack-name"] == "${{ matrix.stack }}" and inputs["cloud-url"] == "${{ vars.PULUMI_BACKEND_URL }}"
+    assert inputs["policyPacks"] == "policy" and step["env"]["PULUMI_CONFIG_PASSPHRASE"]
+    setup, _ = readme_commands()
+    assert setup in [s.get("run", "").strip() for s in steps(job)]
+
+
+def test_drift_uses_the_preview_jobs_credentials_model() -> None:
+    ((_, preview, _),) = pulumi_steps("pr.yml")
+    ((_, drift, _),) = pulumi_steps("drift.yml")
+    # The read-only preview role through OIDC, the same environments (so prod's own role variable and its
+    # reviewers apply) and the same per-stack runners; no write token, no deploy role.
+    assert "AWS_DEPLOY_ROLE_ARN" not in (WORKFLOWS / "drift.yml").read_text()
+    for job in (preview, drift):
+        roles = [s["with"]["role-to-assume"] for s in steps(job)
+                 if str(s.get("uses", "")).startswith("aws-actions/configure-aws-credentials@")]
+        assert roles == ["${{ vars.AWS_PREVIEW_ROLE_ARN }}"]
+    assert drift["environment"] == preview["environment"] and drift["runs-on"] == preview["runs-on"]
+    assert drift["permissions"] == {"contents": "read", "id-token": "write"}
+    assert load("drift.yml")["permissions"] == {"contents": "read"}

@@ -77,6 +77,7 @@ def clients(addon_answers: dict[str, list[str]], ssm_answers: dict[str, str | No
 
 ADDONS_CURRENT = {name: ["v0.0.1-eksbuild.1", pin] for name, pin in sorted(PINNED.items())}
 NEWEST_AMI = f"{MINOR}.2-20261120"
+PINNED_RELEASE = f"{MINOR}.1-{versions.AMI_ALIAS.partition('@v')[2]}"
 
 
 def test_offline_lists_every_pin_with_source_and_age(capsys: pytest.CaptureFixture[str]) -> None:
@@ -179,7 +180,7 @@ def test_the_command_is_on_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
 
 def _plan_live_clients(missing_alias: bool) -> tuple[Any, Any]:
     """Recorded answers in the order the dev plan asks: each add-on (default, then newest), the alias's AMI, the
-    newest release when it is missing, then the node groups' releases."""
+    newest release when it is missing; else the system group's pinned release, then the spot group's newest."""
     session = boto3.Session(region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="x")
     eks, ssm = session.client("eks"), session.client("ssm")
     eks_stub, ssm_stub = Stubber(eks), Stubber(ssm)
@@ -197,9 +198,12 @@ def _plan_live_clients(missing_alias: bool) -> tuple[Any, Any]:
         ssm_stub.add_response("get_parameter", {"Parameter": {"Name": image, "Value": "ami-0123456789abcdef0"}},
                               {"Name": image})
     release = f"{AL2023}/recommended/release_version"
-    for _ in range(1 if missing_alias else 2):
-        ssm_stub.add_response("get_parameter", {"Parameter": {"Name": release, "Value": NEWEST_AMI}},
-                              {"Name": release})
+    if not missing_alias:  # the system group's release: the pinned release's own parameter
+        pinned = image.removesuffix("/image_id") + "/release_version"
+        ssm_stub.add_response("get_parameter", {"Parameter": {"Name": pinned, "Value": PINNED_RELEASE}},
+                              {"Name": pinned})
+    ssm_stub.add_response("get_parameter", {"Parameter": {"Name": release, "Value": NEWEST_AMI}},
+                          {"Name": release})
     eks_stub.activate()
     ssm_stub.activate()
     return eks, ssm
@@ -213,6 +217,8 @@ def test_plan_live_answers_the_pin_look_ups_from_aws() -> None:
     result = run_plan(REPO, "dev", invoke_results=pins.live_invoke_results(eks, ssm))
     assert result.error is None
     assert any("gets AMI release" in w and NEWEST_AMI in w for w in result.document.warnings)
+    [system] = [r for r in result.document.by_type("eks:index:ManagedNodeGroup") if r.name == "cluster-system"]
+    assert system.inputs["releaseVersion"] == PINNED_RELEASE
     eks, ssm = _plan_live_clients(missing_alias=True)
     result = run_plan(REPO, "dev", invoke_results=pins.live_invoke_results(eks, ssm))
     assert isinstance(result.error, ConfigError)
@@ -256,3 +262,99 @@ def stack_region(stack: str) -> str:
     import yaml
 
     return str(yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]["aws:region"])
+
+
+# --- `--live` without a region, credentials, rights or network: the fix, not a traceback -------------------------
+
+class Raising:
+    """An EKS or SSM client whose every call fails with `error` (what botocore raises offline, or without a
+    region or credentials)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def __getattr__(self, name: str) -> Any:
+        def call(**kwargs: Any) -> Any:
+            raise self.error
+        return call
+
+
+def _live_error(capsys: pytest.CaptureFixture[str], clients: tuple[Any, Any], get: Any = REGISTRY) -> str:
+    assert pins.run(args("--live"), clients=clients, get=get, today=TODAY) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    (line,) = captured.err.splitlines()
+    assert line.startswith("error: --live")
+    return line
+
+
+def test_live_without_a_region_names_the_flag_and_the_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    assert cli.main(["pins", "--live"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "error: --live needs an AWS region: pass --region REGION, or set AWS_REGION" in err
+
+
+def test_live_without_network_says_the_network_is_needed(capsys: pytest.CaptureFixture[str]) -> None:
+    from botocore.exceptions import EndpointConnectionError
+
+    down = Raising(EndpointConnectionError(endpoint_url="https://eks.eu-west-1.amazonaws.com/"))
+    line = _live_error(capsys, (down, down))
+    assert "needs the network" in line and "eks.eu-west-1.amazonaws.com" in line and "drop --live" in line
+
+
+def test_live_without_the_registry_says_the_network_is_needed(capsys: pytest.CaptureFixture[str]) -> None:
+    import urllib.error
+
+    eks, ssm, _ = clients(ADDONS_CURRENT, {
+        f"{AL2023}/recommended/release_version": NEWEST_AMI,
+        f"{AL2023}/amazon-eks-node-al2023-x86_64-standard-{MINOR}-{versions.AMI_ALIAS.partition('@')[2]}/image_id":
+            "ami-0123456789abcdef0"})
+
+    def offline(url: str, headers: Mapping[str, str]) -> bytes:
+        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
+
+    line = _live_error(capsys, (eks, ssm), get=offline)
+    assert "OCI registries are out of reach" in line and "public.ecr.aws" in line
+
+
+def test_live_without_credentials_names_them(capsys: pytest.CaptureFixture[str]) -> None:
+    from botocore.exceptions import NoCredentialsError
+
+    line = _live_error(capsys, (Raising(NoCredentialsError()), Raising(NoCredentialsError())))
+    assert "needs AWS credentials" in line and "AWS_PROFILE" in line
+
+
+def test_live_without_rights_names_the_permissions(capsys: pytest.CaptureFixture[str]) -> None:
+    session = boto3.Session(region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="x")
+    ssm = session.client("ssm")
+    stub = Stubber(ssm)
+    stub.add_client_error("get_parameter", service_error_code="AccessDeniedException", http_status_code=403)
+    stub.activate()
+    line = _live_error(capsys, (Raising(AssertionError("EKS is not reached")), ssm))
+    assert "GetParameter with AccessDeniedException" in line and "ssm:GetParameter" in line
+    assert "eks:DescribeAddonVersions" in line
+
+
+# --- stacks that name their own AMI alias ------------------------------------------------------------------------
+
+def test_the_shipped_stacks_follow_the_library_ami_pin() -> None:
+    assert pins.override_notes(REPO) == []
+    for stack in ("dev", "prod", "brownfield"):
+        assert "alias:" not in (REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text(), stack
+
+
+def test_a_stack_naming_its_own_alias_is_noted_as_not_moved(tmp_path: Path) -> None:
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "Pulumi.yaml").write_text("name: platform\nruntime: python\nstackConfigDir: stacks\n")
+    (tmp_path / "stacks" / "Pulumi.qa.yaml").write_text(
+        "config:\n  platform:nodeClasses:\n    - name: default\n      amiSelectorTerms: [{alias: al2023@v20250101}]\n")
+    (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text("config:\n  platform:nodeClasses: [{name: default}]\n")
+    (note,) = pins.override_notes(tmp_path)
+    assert note.startswith("stacks/Pulumi.qa.yaml: EC2NodeClass 'default' names its own AMI alias (al2023@v20250101)")
+    assert f"does not follow versions.AMI_ALIAS ({versions.AMI_ALIAS})" in note

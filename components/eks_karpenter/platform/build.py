@@ -118,7 +118,7 @@ def build_platform(cfg: StackConfig) -> None:
     with _placeholders_warn(facts):
         if existing is not None:
             refuse_guardrails_before_1_30(cfg, existing.version, source, project)
-    _check_pins(st, existing)
+    releases = _check_pins(st, existing)
     _check_account(st)
 
     network = _network(st)
@@ -126,7 +126,7 @@ def build_platform(cfg: StackConfig) -> None:
     # An explicit name: EC2NodeClasses name the role (or its instance profile) before it exists.
     node_role_name = st.iam.role("karpenter-node")
     node_role = _node_role(st, node_role_name)
-    cluster = _cluster(st, network, private_subnets, node_role, existing)
+    cluster = _cluster(st, network, private_subnets, node_role, existing, releases.get("system"))
     access = _access(st, cluster, node_role_name)
     obs = cfg.observability
     queue = InterruptionQueue("interruption", {"clusterName": st.name, "tags": st.tags,
@@ -173,21 +173,22 @@ def _warn(cfg: StackConfig) -> None:
         pulumi.log.warn(warning)
 
 
-def _check_pins(st: _Stack, existing: aws.eks.GetClusterResult | None) -> None:
+def _check_pins(st: _Stack, existing: aws.eks.GetClusterResult | None) -> dict[str, str]:
     """The pins against the account's region (offline: the mocks), before anything is registered; an adopted
-    cluster's own version against the Karpenter release and the AMI aliases."""
+    cluster's own version against the Karpenter release and the AMI aliases. Returns the AMI pin's node group
+    release of the system group of a created cluster (`lookups.pinned_release`)."""
     cfg, project = st.cfg, st.project
     if existing is not None:
         with _placeholders_warn(st.facts):
             check_adopted_version(existing.version, cfg.karpenter.version, cfg.node_classes, st.source,
                                   (f"{project}:cluster",), (f"{project}:nodeClasses",))
-    check_pins(existing.version if existing is not None else cfg.cluster.version,
-               addons=None if existing is not None else addon_versions(cfg.cluster),
-               classes=cfg.node_classes, pools=cfg.node_pools,
-               node_groups={} if existing is not None else {
-                   "system": cfg.cluster.system_node_group.ami_type,
-                   **{f"spot-{g.name}": g.ami_type for g in cfg.cluster.spot_node_groups}},
-               source=st.source, project=project)
+    created = existing is None
+    return check_pins(existing.version if existing is not None else cfg.cluster.version,
+                      addons=addon_versions(cfg.cluster) if created else None,
+                      classes=cfg.node_classes, pools=cfg.node_pools,
+                      pinned_groups={"system": cfg.cluster.system_node_group.ami_type} if created else {},
+                      node_groups={f"spot-{g.name}": g.ami_type for g in cfg.cluster.spot_node_groups}
+                      if created else {}, source=st.source, project=project)
 
 
 def _check_account(st: _Stack) -> None:
@@ -246,7 +247,7 @@ def _node_role(st: _Stack, role_name: str) -> NodeRole:
 
 
 def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[str]], node_role: NodeRole,
-             existing: aws.eks.GetClusterResult | None) -> Cluster:
+             existing: aws.eks.GetClusterResult | None, system_release: str | None) -> Cluster:
     cfg = st.cfg
     # Not protected as a whole either: the component protects the control plane, KMS key and log group; node
     # groups, launch templates, add-ons and the Kubernetes provider are replaced by routine changes.
@@ -256,11 +257,12 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
         "lookupOidcProvider": cfg.karpenter.identity == "irsa", "deletionProtection": cfg.protect,
         "providerCredentials": cfg.access.provider_credentials, "deployers": cfg.access.deployers,
         "clusterAdmins": cfg.access.cluster_admins,
-        "adminsComponent": "access", "source": st.source,
+        "adminsComponent": "access", "accessTeams": [t.name for t in cfg.access.teams], "source": st.source,
         "configPath": (f"{st.project}:cluster",), "existingCluster": existing,
         "protect": cfg.protect, "iamNames": st.iam, "permissionsBoundary": cfg.permissions_boundary,
         # An adopted cluster's security group is another tool's: selected by ID, not tagged, unless asked.
         "tagSecurityGroup": _adopted_cluster_sg(st) is None,
+        "systemReleaseVersion": system_release,
     })
 
 
@@ -272,7 +274,7 @@ def _access(st: _Stack, cluster: Cluster, node_role_name: str) -> Access | None:
         return None
     return Access("access", {
         "clusterName": st.name, "region": cfg.region, "config": cfg.access, "configPath": (f"{st.project}:access",),
-        "source": st.source, "tags": st.tags,
+        "source": st.source, "tags": st.tags, "deployersComponent": "cluster",
         # Teams with pool rights are confined to their own pools and classes (ValidatingAdmissionPolicies).
         "guardrails": team_guardrails(cfg.access.teams, PlatformNodeAccess(
             cluster_name=st.name, node_role_name=node_role_name,

@@ -20,8 +20,12 @@ answer (tools/engine/mocks.py), and tests answer with fixtures that include what
   two): `eks-karpenter pins --live` reads them all (DescribeAddonVersions) and fails on a pin EKS does not offer;
 - the AMI behind each EC2NodeClass alias, for each architecture its NodePools admit: the public SSM parameter
   Karpenter itself resolves (`al2023@`, `al2@`, `bottlerocket@`). A missing one fails, naming the newest release;
-- the system and spot node groups' AMI release: the EKS-optimized `recommended/release_version` parameter for
-  their AMI type and minor, reported when it is not the release the EC2NodeClass alias pins.
+- the system node group's AMI release: the managed node group release (`releaseVersion`, `<minor>.<patch>-<date>`)
+  of the AMI pin `versions.AMI_ALIAS`, from the pinned release's own SSM parameter (`release_version` beside the
+  `image_id` Karpenter reads). The group runs the release the EC2NodeClasses run, and a move of the pin rolls
+  it; a pin with no release for the minor fails;
+- the spot node groups' AMI release: the EKS-optimized `recommended/release_version` parameter for their AMI type
+  and minor (what EKS gives a group without a release), reported when it is not the release the pin names.
 
 The parameter names are pure functions, tested on their own; `check_pins` does the invokes.
 """
@@ -97,14 +101,35 @@ def newest_alias(family: str, value: str) -> str:
     return f"{family}@v{value.rsplit('-', 1)[-1]}"
 
 
-def node_group_parameter(ami_type: str, minor: str) -> tuple[str, str] | None:
-    """(family, SSM parameter of the newest release) EKS gives a managed node group of `ami_type` on `minor`."""
+def ami_type_family(ami_type: str) -> tuple[str, str] | None:
+    """(alias family, architecture) of a managed node group AMI type (`AL2023_ARM_64_STANDARD` -> al2023, arm64);
+    None for a type no alias family names (Windows, custom)."""
     arch = "arm64" if "ARM_64" in ami_type else "amd64"
     for prefix, family in (("AL2023_", "al2023"), ("AL2_", "al2"), ("BOTTLEROCKET_", "bottlerocket")):
         if ami_type.startswith(prefix):
-            parameter = newest_parameter(family, minor, arch)
-            return (family, parameter) if parameter else None
+            return family, arch
     return None
+
+
+def node_group_parameter(ami_type: str, minor: str) -> tuple[str, str] | None:
+    """(family, SSM parameter of the newest release) EKS gives a managed node group of `ami_type` on `minor`."""
+    found = ami_type_family(ami_type)
+    if found is None:
+        return None
+    parameter = newest_parameter(found[0], minor, found[1])
+    return (found[0], parameter) if parameter else None
+
+
+def release_parameter(alias: str, minor: str, arch: str) -> str | None:
+    """The SSM parameter holding the managed node group release (`<minor>.<patch>-<date>`) of a dated EKS-optimized
+    alias: the pinned release's own parameter, whose `release_version` sits beside the `image_id` Karpenter
+    reads (EKS user guide, "Retrieve recommended Amazon Linux AMI IDs": the sub-parameters; its per-release
+    parameters are named by the AMI name). None for `@latest` and for Bottlerocket (its releases are not EKS's)."""
+    family, _, version = alias.partition("@")
+    if version == "latest" or family not in ("al2023", "al2"):
+        return None
+    image = alias_parameter(alias, minor, arch)
+    return image.removesuffix("/image_id") + "/release_version" if image else None
 
 
 def class_architectures(node_class: str, pools: Sequence[NodePoolConfig]) -> tuple[str, ...]:
@@ -194,9 +219,29 @@ def alias_issues(minor: str, classes: Sequence[NodeClassConfig], pools: Sequence
     return issues
 
 
+def pinned_release(ami_type: str, minor: str, at: KeyPath) -> tuple[str | None, list[Issue]]:
+    """(release, issues): the managed node group release of the AMI pin `versions.AMI_ALIAS` for a group of
+    `ami_type` on Kubernetes `minor`. None when the pin's family is not the group's (the group then gets EKS's
+    newest release when it is created); an issue at `at` when the pinned release has none for the minor."""
+    found = ami_type_family(ami_type)
+    family = versions.AMI_ALIAS.partition("@")[0]
+    parameter = release_parameter(versions.AMI_ALIAS, minor, found[1]) if found and found[0] == family else None
+    if parameter is None:
+        return None, []
+    value = _parameter(parameter)
+    if value is not None:
+        return value, []
+    newest_name = newest_parameter(family, minor, found[1]) if found else None
+    newest = _parameter(newest_name) if newest_name else None
+    hint = f" (the newest is {newest_alias(family, newest)})" if newest else ""
+    return None, [Issue(at, f"the AMI pin {versions.AMI_ALIAS} has no {ami_type} release for Kubernetes {minor} (SSM "
+                        f"{parameter} does not exist){hint}: move the pin with `eks-karpenter pins --live --write "
+                        f"--kubernetes {minor}`", minor)]
+
+
 def node_group_warnings(minor: str, ami_types: dict[str, str]) -> list[str]:
-    """Node groups whose AMI release (EKS's newest for their type, what a group launches) is not the release the
-    default EC2NodeClass alias pins: system nodes and Karpenter's then run different images."""
+    """Node groups without a pinned release whose AMI release (EKS's newest for their type, what such a group
+    launches) is not the release the AMI pin names: their nodes and Karpenter's then run different images."""
     pinned_family, _, pinned = versions.AMI_ALIAS.partition("@")
     warnings = []
     for group, ami_type in sorted(ami_types.items()):
@@ -215,9 +260,12 @@ def node_group_warnings(minor: str, ami_types: dict[str, str]) -> list[str]:
 
 
 def check_pins(minor: str, *, addons: dict[str, str] | None, classes: Sequence[NodeClassConfig],
-               pools: Sequence[NodePoolConfig], node_groups: dict[str, str], source: str, project: str) -> None:
+               pools: Sequence[NodePoolConfig], node_groups: dict[str, str], source: str, project: str,
+               pinned_groups: dict[str, str] | None = None) -> dict[str, str]:
     """Every look-up above; raises `ConfigError` naming the stack file and keys, logs the warnings. `addons` is
-    None for an adopted cluster (its add-ons are not this stack's)."""
+    None for an adopted cluster (its add-ons are not this stack's). `pinned_groups` (group -> AMI type) get the
+    AMI pin's release: returned per group where the pin's family is the group's (`pinned_release`);
+    `node_groups` are only checked against the pin."""
     issues: list[Issue] = []
     warnings: list[str] = []
     if addons is not None:
@@ -227,9 +275,18 @@ def check_pins(minor: str, *, addons: dict[str, str] | None, classes: Sequence[N
     issues += alias_issues(minor, classes, pools, (f"{project}:nodeClasses",))
     if issues:
         raise ConfigError(source, issues)
+    releases: dict[str, str] = {}
+    for group, ami_type in sorted((pinned_groups or {}).items()):
+        release, found = pinned_release(ami_type, minor, (f"{project}:cluster", "version"))
+        issues += found
+        if release is not None:
+            releases[group] = release
+    if issues:
+        raise ConfigError(source, issues)
     warnings += node_group_warnings(minor, node_groups)
     for warning in warnings:
         pulumi.log.warn(warning)
+    return releases
 
 
 def check_caller(access: AccessConfig, *, cluster_created: bool, source: str, project: str) -> None:

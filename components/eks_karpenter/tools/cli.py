@@ -195,7 +195,12 @@ def _add_analysis_parsers(sub: Any) -> None:
     """The commands that compare, convert, price and simulate: diff, import-legacy, cost, simulate."""
     diff = sub.add_parser("diff", help="compare two plans: two `plan --format json` files, a stack at a git ref "
                                        "with the working tree, or a stack with the installed library and a "
-                                       "candidate one; each side planned with its own code; prints Markdown")
+                                       "candidate one; each side planned with its own code; prints Markdown",
+                          description="Exit status 3 (the Markdown is printed all the same): a change `pulumi up` "
+                                      "cannot carry out: a created VPC's new CIDR or reordered zones, a Kubernetes "
+                                      "minor skipped or downgraded, or a create whose natural key (an access entry's "
+                                      "principal, an IAM or queue name, a Kubernetes object's kind, namespace and "
+                                      "name, ...) a delete of the same change still holds. See docs/changes.md.")
     diff.add_argument("files", nargs="*", type=Path, metavar="PLAN.json",
                       help="OLD and NEW: two `plan --format json` outputs of one stack")
     diff.add_argument("--base", metavar="REF", help="git ref to compare the working tree with (e.g. origin/main)")

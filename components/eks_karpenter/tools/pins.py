@@ -29,6 +29,7 @@ from typing import Any
 
 from eks_karpenter import versions
 from eks_karpenter.platform.lookups import alias_parameter, newest_alias, newest_parameter, version_key
+from eks_karpenter.tools.project import program_root
 
 DEFAULT_MAX_AMI_AGE = 30
 """Days after which the pinned AMI release is flagged: nodes would run an image missing that long's patches."""
@@ -324,13 +325,26 @@ def run(args: argparse.Namespace, *, clients: tuple[Any, Any] | None = None, get
                 print("error: --live needs boto3: pip install 'eks-karpenter[live]'", file=sys.stderr)
                 return 1
             session = boto3.Session(region_name=args.region)
+            if not session.region_name:
+                print(f"error: {NO_REGION}", file=sys.stderr)
+                return 1
             clients = (session.client("eks"), session.client("ssm"))
         eks, ssm = clients
-        pins = live_pins(pins, args.kubernetes, eks=eks, ssm=ssm, get=get)
+        try:
+            pins = live_pins(pins, args.kubernetes, eks=eks, ssm=ssm, get=get)
+        except Exception as err:  # what fails is AWS or the network: say what to fix, not where it broke
+            fix = live_failure(err)
+            if fix is None:
+                raise
+            print(f"error: {fix}", file=sys.stderr)
+            return 1
     sys.stdout.write(render(pins, today, args.live))
     if args.write:
         for move in write_pins(pins, args.kubernetes, args.versions_file, args.upgrading_file, today):
             print(f"wrote: {move}", file=sys.stderr)
+    for note in override_notes(program_root(None)):
+        print(f"note: {note}", file=sys.stderr)
+    if args.write:
         return 0
     # The full existence check (the preview's look-up sees only EKS's default and newest add-on versions).
     missing = [p.name for p in pins if p.note.startswith(MISSING_NOTES)]
@@ -343,3 +357,62 @@ def run(args: argparse.Namespace, *, clients: tuple[Any, Any] | None = None, get
 
 MISSING_NOTES = ("not offered for Kubernetes", "does not resolve for Kubernetes")
 """The notes `live_pins` gives a pin that does not exist."""
+
+
+NO_REGION = ("--live needs an AWS region: pass --region REGION, or set AWS_REGION (or a region in the AWS "
+             "profile's config)")
+
+
+def live_failure(err: BaseException) -> str | None:
+    """What to do about a `--live` look-up that failed for want of a region, credentials, permissions or the
+    network; None for anything else (a bug, shown as such)."""
+    import urllib.error
+
+    from botocore import exceptions as boto
+
+    if isinstance(err, boto.NoRegionError):
+        return NO_REGION
+    if isinstance(err, boto.NoCredentialsError | boto.PartialCredentialsError | boto.TokenRetrievalError):
+        return ("--live needs AWS credentials and found none: set AWS_PROFILE (and `aws sso login`), or run with "
+                "a role (AWS_ROLE_ARN and a web identity token in CI); without them, drop --live for the offline "
+                "list")
+    if isinstance(err, boto.EndpointConnectionError | boto.ConnectTimeoutError | boto.ReadTimeoutError):
+        return (f"--live needs the network: {err}. Run it where the AWS APIs (EKS, SSM) and public.ecr.aws are "
+                "reachable, or drop --live for the offline list")
+    if isinstance(err, boto.ClientError):
+        code = err.response.get("Error", {}).get("Code", "an error")
+        operation = getattr(err, "operation_name", "a look-up")
+        return (f"--live: AWS answered {operation} with {code}: the identity needs eks:DescribeAddonVersions and "
+                "ssm:GetParameter on arn:aws:ssm:<region>::parameter/aws/service/* (public parameters)")
+    if isinstance(err, urllib.error.URLError | TimeoutError | ConnectionError):
+        reason = getattr(err, "reason", err)
+        return (f"--live needs the network: the charts' OCI registries are out of reach ({reason}). Run it where "
+                "public.ecr.aws is reachable, or drop --live for the offline list")
+    return None
+
+
+def override_notes(root: Path) -> list[str]:
+    """The project's stack files whose EC2NodeClasses name their own AMI alias: the library's pin (what `--write`
+    moves) does not reach those classes. Nothing when `root` holds no Pulumi project."""
+    from eks_karpenter.tools.engine.runner import ProgramProject, read_flat_config
+
+    if not (root / "Pulumi.yaml").is_file():
+        return []
+    try:
+        project = ProgramProject.load(root.resolve())
+    except Exception:  # not a project this command can read: nothing to say about its stacks
+        return []
+    notes = []
+    for path in sorted(project.stack_config_dir.glob("Pulumi.*.yaml")):
+        try:
+            classes = json.loads(read_flat_config(path, project.name).get(f"{project.name}:nodeClasses") or "[]")
+        except Exception:  # a broken stack file is the plan's to report
+            continue
+        for node_class in classes if isinstance(classes, list) else []:
+            aliases = [t["alias"] for t in node_class.get("amiSelectorTerms") or [] if t.get("alias")]
+            if aliases:
+                notes.append(f"{path.relative_to(project.root)}: EC2NodeClass {node_class.get('name')!r} names its "
+                             f"own AMI alias ({', '.join(aliases)}), so it does not follow versions.AMI_ALIAS "
+                             f"({versions.AMI_ALIAS}): remove its amiSelectorTerms to follow the pin, or move it "
+                             "yourself")
+    return notes

@@ -81,7 +81,8 @@ def test_deployers_alone_register_no_other_entries(tmp_path: Path) -> None:
     result = plan_config(config, tmp_path)
     assert result.error is None, result.error
     assert {r.name for r in standard_entries(result.document).values()} == {
-        "cluster-deployer-laptop", "cluster-deployer-ci", "cluster-deployer-preview"}
+        "cluster-entry-123456789012-role-awsreservedsso_platformadmin_0123456789abcdef",
+        "cluster-entry-123456789012-role-github-deploy", "cluster-entry-123456789012-role-github-preview"}
     assert result.document.by_type("kubernetes:core/v1:Namespace") == []
 
 
@@ -147,8 +148,8 @@ def test_helpers() -> None:
     keys = [e.key for e in access_entries(AccessConfig.model_validate(
         {"clusterAdmins": [SSO], "teams": [{"name": "t", "namespaces": ["t"],
                                             "principalArns": ["arn:aws:iam::123456789012:role/x"]}]}))]
-    assert keys == ["admin-123456789012-role-awsreservedsso_platformadmin_0123456789abcdef",
-                    "team-t-123456789012-role-x"]
+    assert keys == ["entry-123456789012-role-awsreservedsso_platformadmin_0123456789abcdef",
+                    "entry-123456789012-role-x"]
 
 
 # --- the Kubernetes provider's credentials --------------------------------------------------------------------

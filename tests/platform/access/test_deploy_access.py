@@ -26,6 +26,9 @@ RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 PROVIDER = "pulumi:providers:kubernetes"
 CI = "arn:aws:iam::123456789012:role/github-deploy"
 PREVIEW = "arn:aws:iam::123456789012:role/github-preview"
+SSO_ADMIN = ("arn:aws:iam::123456789012:role/aws-reserved/sso.amazonaws.com/eu-west-1/"
+             "AWSReservedSSO_PlatformAdmin_0123456789abcdef")
+TEAM_BATCH = "arn:aws:iam::123456789012:role/team-batch-deploy"
 POLICY = "arn:aws:eks::aws:cluster-access-policy/"
 
 
@@ -48,8 +51,13 @@ def provider(doc: PlanDocument) -> Any:
     return found
 
 
+def in_cluster(r: Any) -> bool:
+    """A resource of the Cluster component (where the deployers' entries live)."""
+    return str(r.urn).split("::")[2].startswith("eks-karpenter:index:Cluster$")
+
+
 def deployer_resources(doc: PlanDocument) -> dict[str, Any]:
-    return {r.urn: r for r in doc.resources if r.type in (ENTRY, ASSOC) and "-deployer-" in r.name}
+    return {r.urn: r for r in doc.resources if r.type in (ENTRY, ASSOC) and in_cluster(r)}
 
 
 # --- 1. reaching the API server --------------------------------------------------------------------------------
@@ -133,7 +141,7 @@ def test_every_declared_deployer_gets_a_cluster_scoped_entry_and_policy() -> Non
     doc = plan_stack("dev")
     declared = {d["principalArn"]: d.get("role", "deploy")
                 for d in stack_config("dev")["eks-karpenter:access"]["deployers"]}
-    entries = {r.inputs["principalArn"]: r for r in doc.by_type(ENTRY) if "-deployer-" in r.name}
+    entries = {r.inputs["principalArn"]: r for r in doc.by_type(ENTRY) if in_cluster(r)}
     assert set(entries) == set(declared) and {CI, PREVIEW} <= set(entries)
     for arn, role in declared.items():
         [assoc] = [r for r in doc.by_type(ASSOC) if r.parent == entries[arn].urn]
@@ -192,6 +200,10 @@ def test_a_principal_is_a_deployer_or_an_admin_not_both() -> None:
     config = stack_config("dev")
     config["eks-karpenter:access"]["clusterAdmins"] = [CI]
     assert "EKS allows one access entry per principal" in refusal(config)
+    # The same role under another path (or case) is the same principal, and would be the same entry.
+    config["eks-karpenter:access"]["clusterAdmins"] = ["arn:aws:iam::123456789012:role/ci/GitHub-Deploy"]
+    assert "clusterAdmins[0]: EKS allows one access entry per principal, and this one is already at " \
+           "deployers.1.principalArn" in refusal(config)
 
 
 def test_the_caller_is_never_refused_on_a_later_up() -> None:
@@ -208,36 +220,63 @@ def test_the_caller_is_never_refused_on_a_later_up() -> None:
     assert CI in {r.inputs["principalArn"] for r in result.document.by_type(ENTRY)}
 
 
-def test_a_cluster_admin_moved_to_deployers_keeps_its_entry() -> None:
-    # dev listed its SSO admin under clusterAdmins before deployers existed: the deployer entry is that entry.
+ACCESS_URN = "urn:pulumi:dev::eks-karpenter::eks-karpenter:index:Access$aws:eks/accessEntry:AccessEntry::"
+CLUSTER_URN = "urn:pulumi:dev::eks-karpenter::eks-karpenter:index:Cluster$aws:eks/accessEntry:AccessEntry::"
+SSO_SLUG = "123456789012-role-awsreservedsso_platformadmin_0123456789abcdef"
+
+
+def test_an_entry_is_named_by_its_principal_and_aliases_every_former_name() -> None:
+    # The deployer `laptop` (dev's SSO admin): its entry is named by the principal, and aliases the same entry
+    # under Access (a move to clusterAdmins or a team and back), the names of releases that named entries by
+    # list (`cluster-deployer-laptop`, `access-admin-...`, `access-team-batch-...`).
     doc = plan_stack("dev")
-    [entry] = [r for r in doc.by_type(ENTRY) if r.name == "cluster-deployer-laptop"]
-    admin = "admin-123456789012-role-awsreservedsso_platformadmin_0123456789abcdef"
-    assert entry.options["aliases"] == [
-        f"urn:pulumi:dev::eks-karpenter::eks-karpenter:index:Access$aws:eks/accessEntry:AccessEntry::access-{admin}",
-        f"urn:pulumi:dev::eks-karpenter::eks-karpenter:index:Cluster$aws:eks/accessEntry:AccessEntry::cluster-{admin}"]
+    [entry] = [r for r in doc.by_type(ENTRY) if r.inputs["principalArn"] == SSO_ADMIN]
+    assert entry.name == f"cluster-entry-{SSO_SLUG}"
+    assert entry.options["aliases"] == sorted([
+        f"{ACCESS_URN}access-admin-{SSO_SLUG}", f"{ACCESS_URN}access-entry-{SSO_SLUG}",
+        f"{ACCESS_URN}access-team-batch-{SSO_SLUG}", f"{CLUSTER_URN}cluster-deployer-laptop"])
     [assoc] = [r for r in doc.by_type(ASSOC) if r.parent == entry.urn]
-    assert [a.split("::")[2] for a in assoc.options["aliases"]] == [
-        "eks-karpenter:index:Access$aws:eks/accessEntry:AccessEntry$" + ASSOC,
-        "eks-karpenter:index:Cluster$aws:eks/accessEntry:AccessEntry$" + ASSOC]
+    assert len(assoc.options["aliases"]) == 4
+    assert all(a.startswith(("urn:pulumi:dev::eks-karpenter::eks-karpenter:index:Access$aws:eks/accessEntry:"
+                             "AccessEntry$", "urn:pulumi:dev::eks-karpenter::eks-karpenter:index:Cluster$aws:eks/"
+                             "accessEntry:AccessEntry$")) for a in assoc.options["aliases"])
+    # A team's entry aliases the deployers' home too, so a move the other way keeps it as well.
+    [team] = [r for r in doc.by_type(ENTRY) if r.inputs["principalArn"].endswith("role/team-batch-deploy")]
+    assert f"{CLUSTER_URN}cluster-entry-123456789012-role-team-batch-deploy" in team.options["aliases"]
+    assert f"{ACCESS_URN}access-team-batch-123456789012-role-team-batch-deploy" in team.options["aliases"]
 
 
-def test_cluster_admins_are_awaited_like_deployers() -> None:
-    # Any cluster admin may run `up`: the provider waits for their entries, and destroy deletes them last.
-    doc = plan_stack("prod")
-    admins = stack_config("prod")["eks-karpenter:access"]["clusterAdmins"]
-    entries = {r.inputs["principalArn"]: r for r in doc.by_type(ENTRY) if r.inputs["principalArn"] in admins}
-    assert set(entries) == set(admins)
-    depends = set(provider(doc).options["dependsOn"])
-    for entry in entries.values():
-        [assoc] = [r for r in doc.by_type(ASSOC) if r.parent == entry.urn]
-        assert {entry.urn, assoc.urn} <= depends
-        assert assoc.inputs["policyArn"] == POLICY + "AmazonEKSClusterAdminPolicy"
-        # Made by the Access component before: moved with an alias, not replaced.
-        assert entry.name.startswith("cluster-admin-")
-        assert entry.options["aliases"] == [entry.urn.replace("eks-karpenter:index:Cluster$", "eks-karpenter:index:"
-                                                              "Access$").replace("::cluster-admin-", "::access-admin-")]
-    assert doc.outputs["accessPrincipals"] == admins
+@pytest.mark.parametrize(("move", "home"), [("clusterAdmins", "Cluster"), ("teams", "Access"),
+                                            ("deployers", "Cluster")])
+def test_a_principal_moved_between_lists_keeps_its_one_entry(move: str, home: str, tmp_path: Path) -> None:
+    from eks_karpenter.tools.engine.diff import diff_plans
+
+    config = stack_config("dev")
+    access = config["eks-karpenter:access"]
+    if move == "deployers":  # the team's principal becomes a deployer (its team keeps another principal)
+        access["teams"][0]["principalArns"] = ["arn:aws:iam::123456789012:role/team-batch-ci"]
+        access["deployers"].append({"name": "batch", "principalArn": TEAM_BATCH})
+        moved = TEAM_BATCH
+    else:  # the CI deployer becomes a cluster admin, or a team member
+        access["deployers"] = [d for d in access["deployers"] if d["principalArn"] != CI]
+        if move == "clusterAdmins":
+            access["clusterAdmins"] = [CI]
+        else:
+            access["teams"][0]["principalArns"].append(CI)
+        moved = CI
+    result = plan_config(config, tmp_path, stack="dev")
+    assert result.error is None, result.error
+    diff = diff_plans(plan_stack("dev"), result.document)
+    assert not diff.refused
+    # Kept, not recreated: the entry is updated in place at most (a team's Kubernetes groups), and only the
+    # association of a new policy is replaced (EKS associates several policies with one entry).
+    touched = {(c.resource.type, c.op) for c in diff.changes if c.resource.inputs.get("principalArn") == moved}
+    assert touched <= {(ENTRY, "update"), (ASSOC, "update"), (ASSOC, "replace")}, touched
+    [entry] = [r for r in result.document.by_type(ENTRY) if r.inputs["principalArn"] == moved]
+    assert entry.urn.split("::")[2].startswith(f"eks-karpenter:index:{home}$")
+    # A move within one home (a deployer who becomes a cluster admin) keeps the very URN; across homes, an alias.
+    assert entry.urn in {r.urn for r in plan_stack("dev").resources} or \
+        any(new == entry.urn for _, new in diff.aliased)
 
 
 # --- one identity for both providers ---------------------------------------------------------------------------
@@ -311,8 +350,8 @@ def test_the_template_shortcuts_give_a_laptop_deployer_and_a_reachable_endpoint(
     [cluster] = doc.by_type("eks:index:Cluster")
     assert cluster.inputs["endpointPublicAccess"] is True
     assert cluster.inputs["publicAccessCidrs"] == ["198.51.100.7/32"]
-    [entry] = [r for r in doc.by_type(ENTRY) if "-deployer-" in r.name]
-    assert entry.name == "cluster-deployer-laptop"
+    [entry] = [r for r in doc.by_type(ENTRY) if in_cluster(r)]
+    assert entry.name == "cluster-entry-123456789012-role-admin"
     assert entry.inputs["principalArn"] == "arn:aws:iam::123456789012:role/Admin"
     assert entry.urn in provider(doc).options["dependsOn"]
 
@@ -341,8 +380,8 @@ def test_adding_an_api_source_or_a_deployer_changes_no_cluster_resource(tmp_path
     diff = diff_plans(base, result.document)
     ops = {(c.resource.type, c.resource.name): c.op for c in diff.changes}
     assert ops[(RULE, "cluster-api-from-10-101-0-0-24")] == "create"
-    assert ops[(ENTRY, "cluster-deployer-laptop")] == "create"
-    assert ops[(ASSOC, "cluster-deployer-laptop")] == "create"
+    assert ops[(ENTRY, "cluster-entry-123456789012-role-platform-oncall")] == "create"
+    assert ops[(ASSOC, "cluster-entry-123456789012-role-platform-oncall")] == "create"
     assert all(op != "replace" and op != "delete" for op in ops.values()), ops
     assert not any(t in ("eks:index:Cluster", "eks:index:ManagedNodeGroup") for t, _ in ops), ops
 
@@ -510,3 +549,22 @@ def test_a_cluster_admin_may_run_up() -> None:
 
 def test_an_adopted_cluster_without_deployers_is_not_checked() -> None:
     assert run_as("brownfield", "arn:aws:iam::123456789012:user/someone").error is None
+
+
+def test_cluster_admins_are_awaited_like_deployers() -> None:
+    # Any cluster admin may run `up`: the provider waits for their entries, and destroy deletes them last.
+    doc = plan_stack("prod")
+    admins = stack_config("prod")["eks-karpenter:access"]["clusterAdmins"]
+    entries = {r.inputs["principalArn"]: r for r in doc.by_type(ENTRY) if r.inputs["principalArn"] in admins}
+    assert set(entries) == set(admins)
+    depends = set(provider(doc).options["dependsOn"])
+    for entry in entries.values():
+        [assoc] = [r for r in doc.by_type(ASSOC) if r.parent == entry.urn]
+        assert {entry.urn, assoc.urn} <= depends
+        assert assoc.inputs["policyArn"] == POLICY + "AmazonEKSClusterAdminPolicy"
+        # Made by the Access component before: kept through an alias, not replaced.
+        assert entry.name.startswith("cluster-entry-")
+        old = entry.urn.replace("eks-karpenter:index:Cluster$", "eks-karpenter:index:Access$")
+        assert old.replace("::cluster-entry-", "::access-entry-") in entry.options["aliases"]
+        assert old.replace("::cluster-entry-", "::access-admin-") in entry.options["aliases"]
+    assert doc.outputs["accessPrincipals"] == admins

@@ -5,6 +5,7 @@ versions included, the way the provider does (a failed invoke)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,12 +19,13 @@ from eks_karpenter.platform.lookups import (
     newest_alias,
     newest_parameter,
     node_group_parameter,
+    release_parameter,
 )
 from eks_karpenter.platform.nodepool.config import NodePoolConfig
 from eks_karpenter.tools.engine import run_plan
 from eks_karpenter.tools.engine.mocks import InvokeFailure, _invoke
 
-from tests.support import REPO, plan_stack, stack_config
+from tests.support import REPO, plan_config, plan_stack, stack_config
 
 PINNED = versions.AMI_ALIAS.partition("@")[2]  # v20260815
 AL2023 = "/aws/service/eks/optimized-ami/1.35/amazon-linux-2023"
@@ -58,6 +60,21 @@ def test_newest_release_parameters_and_their_aliases() -> None:
         "al2023", f"{AL2023}/arm64/standard/recommended/release_version")
     assert node_group_parameter("BOTTLEROCKET_x86_64", "1.35") == (
         "bottlerocket", "/aws/service/bottlerocket/aws-k8s-1.35/x86_64/latest/image_version")
+
+
+@pytest.mark.parametrize(("alias", "arch", "parameter"), [
+    ("al2023@v20260815", "amd64",
+     f"{AL2023}/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.35-v20260815/release_version"),
+    ("al2023@v20260815", "arm64",
+     f"{AL2023}/arm64/standard/amazon-eks-node-al2023-arm64-standard-1.35-v20260815/release_version"),
+    ("al2@v20250101", "amd64", "/aws/service/eks/optimized-ami/1.35/amazon-linux-2/amazon-eks-node-1.35-v20250101/"
+                               "release_version"),
+    ("al2023@latest", "amd64", None),  # no release to pin
+    ("bottlerocket@v1.50.0", "amd64", None),  # not an EKS-optimized release
+])
+def test_a_pinned_release_is_read_beside_the_image_karpenter_reads(alias: str, arch: str,
+                                                                   parameter: str | None) -> None:
+    assert release_parameter(alias, "1.35", arch) == parameter
 
 
 def test_architectures_a_class_serves() -> None:
@@ -150,7 +167,8 @@ def test_a_node_group_on_another_ami_release_is_a_warning() -> None:
     assert result.error is None
     warnings = [w for w in result.document.warnings if "gets AMI release" in w]
     assert warnings and all(f"while the EC2NodeClass alias pins {PINNED}" in w for w in warnings)
-    assert any(w.startswith("node group system gets AMI release 1.35.2-20261101") for w in warnings)
+    # The spot group gets EKS's newest; the system group runs the pin's own release, so is not warned about.
+    assert [w.split(" gets")[0] for w in warnings] == ["node group spot-workshop-spot"]
 
 
 def test_an_adopted_cluster_is_looked_up_for_its_own_minor() -> None:
@@ -211,3 +229,37 @@ def test_a_look_up_denied_names_the_permission_it_needs() -> None:
 
     result = run_plan(REPO, "dev", invoke_results={ADDON_TOKEN: eks_denied})
     assert result.error is not None and "needs eks:DescribeAddonVersions" in str(result.error)
+
+
+# --- the system node group runs the pin's release ------------------------------------------------------------------
+
+def _groups(doc: Any) -> dict[str, Any]:
+    return {r.name: r.inputs for r in doc.by_type("eks:index:ManagedNodeGroup")}
+
+
+def test_the_system_group_release_is_the_ami_pins_own() -> None:
+    doc = plan_stack("dev")
+    groups = _groups(doc)
+    # <minor>.<patch>-<date>: the pinned release's parameter, answered offline by the mocks.
+    assert groups["cluster-system"]["releaseVersion"] == f"1.35.0-{PINNED.removeprefix('v')}"
+    assert "releaseVersion" not in groups["cluster-spot-workshop-spot"]  # CAS-era groups: EKS's newest, as before
+    asked = [i.args["name"] for i in doc.invokes if i.token == SSM_TOKEN]
+    assert (f"{AL2023}/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.35-{PINNED}/release_version"
+            in asked)
+
+
+def test_a_pin_without_a_release_for_the_minor_stops_the_preview() -> None:
+    result = run_plan(REPO, "dev", invoke_results={SSM_TOKEN: ssm(missing=(f"{PINNED}/release_version",))})
+    assert isinstance(result.error, ConfigError) and result.document.resources == []
+    text = str(result.error)
+    assert f"eks-karpenter:cluster.version: the AMI pin {versions.AMI_ALIAS} has no AL2023_x86_64_STANDARD release "\
+           "for Kubernetes 1.35" in text
+    assert "the newest is al2023@v20261101" in text and "pins --live --write --kubernetes 1.35" in text
+
+
+def test_a_system_group_of_another_family_gets_no_pinned_release(tmp_path: Path) -> None:
+    config = stack_config("dev")
+    config["eks-karpenter:cluster"]["systemNodeGroup"]["amiType"] = "BOTTLEROCKET_x86_64"
+    result = plan_config(config, tmp_path)
+    assert result.error is None, result.error
+    assert "releaseVersion" not in _groups(result.document)["cluster-system"]

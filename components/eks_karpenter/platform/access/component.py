@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
@@ -13,6 +14,7 @@ from eks_karpenter.config.errors import KeyPath
 from eks_karpenter.platform.access.config import AccessConfig
 from eks_karpenter.platform.access.guardrails import policy_name
 from eks_karpenter.platform.access.plan import (
+    former_entry_keys,
     policy_arn,
     team_entries,
     team_node_pool_binding,
@@ -38,6 +40,33 @@ class AccessArgs(TypedDict):
     """Tags for the access entries."""
     guardrails: NotRequired[list[tuple[dict[str, Any], dict[str, Any]]]]
     """(ValidatingAdmissionPolicy, binding) per team with `nodePools: true` (`guardrails.team_guardrails`)."""
+    deployersComponent: NotRequired[str]
+    """Name of the Cluster component that holds the deployers' entries: a principal moved from `deployers` to
+    `clusterAdmins` or a team keeps its entry (an alias), instead of a second entry that EKS refuses."""
+
+
+ACCESS_TYPE = "eks-karpenter:index:Access"
+CLUSTER_TYPE = "eks-karpenter:index:Cluster"
+ENTRY_TYPE = "aws:eks/accessEntry:AccessEntry"
+ASSOCIATION_TYPE = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+_HOME_TYPES = {"cluster": CLUSTER_TYPE, "access": ACCESS_TYPE}
+
+
+def entry_aliases(key: str, home: str, components: Mapping[str, str | None],
+                  former: Sequence[tuple[str, str]]) -> tuple[list[pulumi.Input[str]], list[pulumi.Input[str]]]:
+    """(entry aliases, association aliases) for the entry named `key` in `home`: the URNs of the `former` keys
+    (`plan.former_entry_keys`) in the top-level components `components` names per home, its own URN left out."""
+    entries: list[pulumi.Input[str]] = []
+    associations: list[pulumi.Input[str]] = []
+    for where, old in former:
+        component = components.get(where)
+        if component is None or (where, old) == (home, key):
+            continue
+        entry = pulumi.create_urn(f"{component}-{old}", ENTRY_TYPE,
+                                  parent=pulumi.create_urn(component, _HOME_TYPES[where]))
+        entries.append(entry)
+        associations.append(pulumi.create_urn(f"{component}-{old}", ASSOCIATION_TYPE, parent=entry))
+    return entries, associations
 
 
 class Access(pulumi.ComponentResource):
@@ -59,11 +88,16 @@ class Access(pulumi.ComponentResource):
         planned = team_entries(cfg)
         cluster_name: pulumi.Input[str] = cluster
         self.entries = []
+        homes = {"access": name, "cluster": args.get("deployersComponent")}
+        teams = [t.name for t in cfg.teams]
         for entry in planned:
+            # One entry per principal, whichever list holds it: the former names are aliases (plan.py).
+            moved, moved_assoc = entry_aliases(entry.key, "access", homes,
+                                               former_entry_keys(entry.principal_arn, teams=teams))
             resource = aws.eks.AccessEntry(
                 f"{name}-{entry.key}", cluster_name=cluster_name, principal_arn=entry.principal_arn,
                 type="STANDARD", kubernetes_groups=list(entry.groups) or None, tags=args["tags"],
-                opts=child_options(self, opts))
+                opts=pulumi.ResourceOptions.merge(child_options(self, opts), pulumi.ResourceOptions(aliases=moved)))
             scope = aws.eks.AccessPolicyAssociationAccessScopeArgs(
                 type="namespace" if entry.namespaces else "cluster",
                 namespaces=list(entry.namespaces) or None)
@@ -71,7 +105,7 @@ class Access(pulumi.ComponentResource):
             association = aws.eks.AccessPolicyAssociation(
                 f"{name}-{entry.key}", cluster_name=resource.cluster_name, principal_arn=resource.principal_arn,
                 policy_arn=policy_arn(partition, entry.policy), access_scope=scope,
-                opts=pulumi.ResourceOptions(parent=resource))
+                opts=pulumi.ResourceOptions(parent=resource, aliases=moved_assoc))
             self.entries += [resource, association]
         # The guardrails before the rights: the team's ClusterRoleBinding waits for its admission policy and
         # binding, so there is no moment when the team may edit pools unguarded.

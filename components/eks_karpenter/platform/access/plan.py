@@ -65,7 +65,7 @@ class PlannedEntry:
     """One access entry and its one policy association."""
 
     key: str
-    """Stable resource-name key: who and for what, independent of list order."""
+    """Stable resource-name key: the principal's (`entry_key`), independent of list and order."""
     principal_arn: str
     policy: Literal["clusterAdmin", "admin", "edit", "view", "adminView"]
     namespaces: tuple[str, ...]
@@ -115,16 +115,40 @@ def _slug(principal_arn: str) -> str:
     return f"{p.account}-{p.kind}-{p.name}".lower()
 
 
-def admin_entry_key(principal_arn: str) -> str:
-    """Resource-name key of a cluster admin's entry (also where a deployer's entry may come from: an alias)."""
-    return f"admin-{_slug(principal_arn)}"
+def entry_key(principal_arn: str) -> str:
+    """Resource-name key of a principal's access entry and its policy association: derived from the principal
+    alone, so the entry keeps its name whichever list (`deployers`, `clusterAdmins`, a team) holds it."""
+    return f"entry-{_slug(principal_arn)}"
+
+
+ENTRY_HOMES = ("cluster", "access")
+"""The components an access entry may live in: `cluster` (the deployers' and cluster admins', which the
+Kubernetes provider waits for) and `access` (teams', and cluster admins' before they moved beside the
+deployers)."""
+
+
+def former_entry_keys(principal_arn: str, *, deployer: str | None = None,
+                      teams: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """Every (home, resource-name key) the principal's entry may have had: its key in the other home, and the
+    keys of releases before entries were named by principal (`deployer-<name>`, `admin-<slug>`,
+    `team-<team>-<slug>`). The entry aliases all of them, so a principal moved between lists, or a stack
+    upgraded from those releases, keeps its one entry (EKS allows one per principal). A deployer's old name is
+    known only while it is a deployer: moved elsewhere in the same change as the upgrade, it is not (the plan
+    diff refuses that collision; docs/UPGRADING.md)."""
+    slug = _slug(principal_arn)
+    keys = [(home, entry_key(principal_arn)) for home in ENTRY_HOMES]
+    keys.append(("access", f"admin-{slug}"))
+    keys += [("access", f"team-{team}-{slug}") for team in teams]
+    if deployer is not None:
+        keys.append(("cluster", f"deployer-{deployer}"))
+    return keys
 
 
 def access_entries(cfg: AccessConfig) -> list[PlannedEntry]:
     """Every entry of `clusterAdmins` and `teams`: cluster admins (cluster scope), then each team's principals
     (namespace scope). The admins' entries are made beside the deployers' (`deployer_entries`), the teams' by the
     Access component (`team_entries`)."""
-    return [PlannedEntry(admin_entry_key(arn), arn, "clusterAdmin", (), None) for arn in cfg.cluster_admins] + \
+    return [PlannedEntry(entry_key(arn), arn, "clusterAdmin", (), None) for arn in cfg.cluster_admins] + \
         team_entries(cfg)
 
 
@@ -133,9 +157,22 @@ def team_entries(cfg: AccessConfig) -> list[PlannedEntry]:
     out: list[PlannedEntry] = []
     for team in cfg.teams:
         groups = (team_group(team.name),) if team.node_pools else ()
-        out += [PlannedEntry(f"team-{team.name}-{_slug(arn)}", arn, team.policy, tuple(team.namespaces), team.name,
-                             groups) for arn in team.principal_arns]
+        out += [PlannedEntry(entry_key(arn), arn, team.policy, tuple(team.namespaces), team.name, groups)
+                for arn in team.principal_arns]
     return out
+
+
+DEPLOYER_POLICIES: dict[str, Literal["clusterAdmin", "adminView"]] = {"deploy": "clusterAdmin",
+                                                                       "preview": "adminView"}
+"""A deployer's role -> its access policy (cluster scope)."""
+
+
+def deployer_entries(deployers: list[Deployer], cluster_admins: Sequence[str] = ()) -> list[PlannedEntry]:
+    """The access entry of each deployer, then of each cluster admin: cluster scope, keyed by its principal
+    (`entry_key`), the entries of everyone who may run `pulumi up`."""
+    return [*(PlannedEntry(entry_key(d.principal_arn), d.principal_arn, DEPLOYER_POLICIES[d.role], (), None)
+              for d in deployers),
+            *(PlannedEntry(entry_key(arn), arn, "clusterAdmin", (), None) for arn in cluster_admins)]
 
 
 def caller_role_arn(caller_arn: str) -> str | None:
@@ -147,19 +184,6 @@ def caller_role_arn(caller_arn: str) -> str | None:
     if not match:
         return None
     return f"arn:{match[1]}:iam::{match[2]}:role/{match[3]}"
-
-
-DEPLOYER_POLICIES: dict[str, Literal["clusterAdmin", "adminView"]] = {"deploy": "clusterAdmin",
-                                                                       "preview": "adminView"}
-"""A deployer's role -> its access policy (cluster scope)."""
-
-
-def deployer_entries(deployers: list[Deployer], cluster_admins: Sequence[str] = ()) -> list[PlannedEntry]:
-    """The access entry of each deployer, keyed by the deployer's name, then of each cluster admin (keyed by
-    `admin_entry_key`): cluster scope, the entries of everyone who may run `pulumi up`."""
-    return [*(PlannedEntry(f"deployer-{d.name}", d.principal_arn, DEPLOYER_POLICIES[d.role], (), None)
-              for d in deployers),
-            *(PlannedEntry(admin_entry_key(arn), arn, "clusterAdmin", (), None) for arn in cluster_admins)]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from eks_karpenter.platform.access.plan import (
     SSO_PATH,
     AwsIdentity,
     caller_role_arn,
+    entry_key,
     parse_principal,
     same_principal,
 )
@@ -91,11 +92,14 @@ def validate_access(cfg: AccessConfig, at: KeyPath, region: str) -> list[Issue]:
 
     def principal(arn: str, where: KeyPath) -> None:
         issues.extend(check_principal(arn, where, region))
-        if arn in seen:
+        # One role or user whatever the path or case (IAM names are unique per account, case-insensitively),
+        # which is also the entry's resource name (`entry_key`).
+        key = entry_key(arn)
+        if key in seen:
             issues.append(Issue(where, "EKS allows one access entry per principal, and this one is already at "
-                                f"{'.'.join(str(x) for x in seen[arn][1:])}", arn))
+                                f"{'.'.join(str(x) for x in seen[key][1:])}", arn))
         else:
-            seen[arn] = where
+            seen[key] = where
 
     deployer_names: set[str] = set()
     for d, deployer in enumerate(cfg.deployers):

@@ -14,8 +14,9 @@ import pulumi_kubernetes as k8s
 from eks_karpenter import tags as T
 from eks_karpenter.arns import partition_of
 from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
+from eks_karpenter.platform.access.component import entry_aliases
 from eks_karpenter.platform.access.config import Deployer, ProviderCredentials
-from eks_karpenter.platform.access.plan import admin_entry_key, deployer_entries, policy_arn
+from eks_karpenter.platform.access.plan import deployer_entries, former_entry_keys, policy_arn
 from eks_karpenter.platform.adopted import ACCESS_ENTRY_MODES
 from eks_karpenter.platform.cluster import plan as P
 from eks_karpenter.platform.cluster.config import ClusterConfig
@@ -62,13 +63,19 @@ class ClusterArgs(TypedDict):
     """Principals with AmazonEKSClusterAdminPolicy on the cluster (`access.clusterAdmins`): any of them may run
     `pulumi up`, so their entries are awaited like the deployers' (no destroy deletes its runner's entry first)."""
     adminsComponent: NotRequired[str]
-    """Name of the Access component that held the `clusterAdmins` entries before this component did, and that a
-    deployer's entry may come from: a principal moved there keeps its entry (an alias), instead of a second
-    entry that EKS refuses."""
+    """Name of the Access component whose entries a deployer's or cluster admin's may take over: a principal
+    moved from a team (or, before this component held them, from `clusterAdmins`) keeps its entry (an alias),
+    instead of a second entry that EKS refuses."""
+    accessTeams: NotRequired[Sequence[str]]
+    """Names of the `access.teams`, whose former entry names a deployer's entry also aliases."""
     protect: NotRequired[bool]
     """Protect what holds state (the EKS control plane, its secrets KMS key, its log group) from deletion and
     replacement. Only those: node groups, launch templates, add-ons and the Kubernetes provider stay
     replaceable, so routine changes go through."""
+    systemReleaseVersion: NotRequired[str | None]
+    """The system node group's AMI release (`<minor>.<patch>-<date>`): the AMI pin's, looked up at preview
+    (`lookups.check_pins`), so the group runs the image Karpenter's nodes run and a move of the pin rolls it.
+    None: EKS's newest release when the group is created, never moved after."""
     iamNames: NotRequired[IamNames]
     """How the managed node groups' role is named (default: per region)."""
     permissionsBoundary: NotRequired[str | None]
@@ -261,7 +268,7 @@ class Cluster(pulumi.ComponentResource):
             instance_types=sys_cfg.instance_types, ami_type=sys_cfg.ami_type, disk_size=sys_cfg.disk_size,
             hop_limit=sys_cfg.http_put_response_hop_limit, subnet_ids=args["privateSubnetIds"],
             sizes=(sys_cfg.min_size, sys_cfg.desired_size, sys_cfg.max_size), labels=P.system_labels(cfg),
-            taints=[P.mng_taint(P.CRITICAL_ADDONS_TAINT)], tags=tags)
+            taints=[P.mng_taint(P.CRITICAL_ADDONS_TAINT)], tags=tags, release=args.get("systemReleaseVersion"))
         groups: list[pulumi.Resource] = [system]
         for group in cfg.spot_node_groups:
             groups.append(self._node_group(
@@ -295,21 +302,16 @@ class Cluster(pulumi.ComponentResource):
         partition = partition_of(args["region"])
         # The entries need the cluster; the cluster name alone carries no dependency on it.
         after = pulumi.ResourceOptions(parent=self, depends_on=[] if cfg.existing else [self._cluster])
-        admins = args.get("adminsComponent")
+        homes = {"cluster": name, "access": args.get("adminsComponent")}
+        teams = list(args.get("accessTeams") or [])
+        deployers = list(args.get("deployers") or [])
         out: list[pulumi.Resource] = []
-        for entry in deployer_entries(list(args.get("deployers") or []), list(args.get("clusterAdmins") or [])):
-            # Where the principal's entry may have been: a cluster admin's entry in the Access component (where
-            # they were made before), or here (a cluster admin who became a deployer).
-            admin_key = admin_entry_key(entry.principal_arn)
-            olds: list[tuple[str, pulumi.Input[str] | pulumi.Resource]] = []
-            if admins:
-                olds.append((f"{admins}-{admin_key}", pulumi.create_urn(admins, ACCESS_TYPE)))
-            if entry.key != admin_key:
-                olds.append((f"{name}-{admin_key}", self))
-            moved: list[pulumi.Input[str]] = [pulumi.create_urn(old, ENTRY_TYPE, parent=parent)
-                                              for old, parent in olds]
-            moved_assoc: list[pulumi.Input[str]] = [pulumi.create_urn(old, ASSOCIATION_TYPE, parent=urn)
-                                                    for (old, _), urn in zip(olds, moved, strict=True)]
+        names: list[str | None] = [*(d.name for d in deployers), *(None for _ in args.get("clusterAdmins") or [])]
+        for deployer, entry in zip(names, deployer_entries(deployers, list(args.get("clusterAdmins") or [])),
+                                   strict=True):
+            # One entry per principal, whichever list holds it: the former names are aliases (access/plan.py).
+            former = former_entry_keys(entry.principal_arn, deployer=deployer, teams=teams)
+            moved, moved_assoc = entry_aliases(entry.key, "cluster", homes, former)
             resource = aws.eks.AccessEntry(
                 f"{name}-{entry.key}", cluster_name=cfg.name, principal_arn=entry.principal_arn, type="STANDARD",
                 tags=args["tags"], opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(aliases=moved)))
@@ -325,7 +327,8 @@ class Cluster(pulumi.ComponentResource):
                     role_arn: pulumi.Input[str], capacity_type: str, instance_types: Sequence[str], ami_type: str,
                     disk_size: int, hop_limit: int, subnet_ids: pulumi.Input[Sequence[str]],
                     sizes: tuple[int, int, int], labels: dict[str, str], taints: list[dict[str, str]],
-                    tags: dict[str, str], resource: str | None = None) -> eks.ManagedNodeGroup:
+                    tags: dict[str, str], resource: str | None = None,
+                    release: str | None = None) -> eks.ManagedNodeGroup:
         """A managed node group with its own launch template, named by prefix so replacements create first."""
         resource = resource or f"{name}-{group}"
         child = pulumi.ResourceOptions(parent=self)
@@ -345,6 +348,8 @@ class Cluster(pulumi.ComponentResource):
             # With a launch template pulumi-eks no longer defaults the version: pin it, so a cluster upgrade
             # rolls the group's nodes to the new version's AMI.
             version=cfg.version,
+            # The AMI release within that version (the pin's, for the system group): a new one rolls the nodes.
+            release_version=release,
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=template.id, version=template.latest_version.apply(str)),
             subnet_ids=subnet_ids,
@@ -400,9 +405,6 @@ def no_creator_admin(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTrans
     return pulumi.ResourceTransformResult(props=P.without_creator_admin(dict(args.props)), opts=args.opts)
 
 
-ACCESS_TYPE = "eks-karpenter:index:Access"
-ENTRY_TYPE = "aws:eks/accessEntry:AccessEntry"
-ASSOCIATION_TYPE = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 
 def lookup_existing_cluster(cluster_name: str, source: str, at: KeyPath,
                             parent: pulumi.Resource | None = None) -> aws.eks.GetClusterResult:

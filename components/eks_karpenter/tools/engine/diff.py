@@ -2,9 +2,10 @@
 
 Pure: takes two `PlanDocument`s, returns data (`PlanDiff`) and Markdown for a PR comment. Resources are matched
 by URN, so a rename or a move to another parent shows as a delete plus a create, exactly as Pulumi would do it
-without an alias; the diff points such pairs out. A resource whose `aliases` option (old URNs, when the plan
-records them) names a URN of the old plan is compared with that resource instead. Whether a change replaces a
-resource comes from the data in `eks_karpenter/tools/engine/replacements.py`.
+without an alias; the diff points such pairs out, and refuses those whose two resources share a natural key
+(tools/engine/identity.py: the create would fail, or be undone, before the delete). A resource whose `aliases`
+option (old URNs, when the plan records them) names a URN of the old plan is compared with that resource
+instead. Whether a change replaces a resource comes from the data in `eks_karpenter/tools/engine/replacements.py`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from eks_karpenter.config.errors import KeyPath
 from eks_karpenter.tools.engine.changes import MISSING, OPS, SYMBOL, Op, PropertyChange, ResourceChange, parse_path
 from eks_karpenter.tools.engine.document import PlanDocument, PlannedResource
 from eks_karpenter.tools.engine.fleets import Fleet, Refusal, fleet_lines, refusals, replaced_fleets
+from eks_karpenter.tools.engine.identity import Collision, collision_refusal, collisions
 from eks_karpenter.tools.engine.plan_cost import diff_cost_lines
 from eks_karpenter.tools.engine.replacements import (
     DELETE_FIRST_WHEN_SET,
@@ -64,7 +66,11 @@ class PlanDiff:
     fleets: tuple[Fleet, ...] = ()
     """Node fleets whose nodes the change replaces (Karpenter drift, node group rolls), with their pacing."""
     refused: tuple[Refusal, ...] = ()
-    """Changes `pulumi up` cannot carry out (a created VPC's CIDR or zones): the diff fails with these."""
+    """Changes `pulumi up` cannot carry out (a created VPC's CIDR or zones, a create colliding with a delete on a
+    natural key): the diff fails with these."""
+    collisions: tuple[Collision, ...] = ()
+    """Creates whose natural key a delete of the same diff still holds (tools/engine/identity.py); each is also
+    in `refused`."""
 
     def counts(self) -> dict[Op, int]:
         found = Counter(c.op for c in self.changes)
@@ -121,11 +127,13 @@ def diff_plans(old: PlanDocument, new: PlanDocument) -> PlanDiff:
             else:
                 changes.append(change)
     changes, unchanged = _replaced_with(changes, after, before, moved, unchanged)
+    collided = () if across else collisions(changes)
     return PlanDiff(project=new.project, stack=new.stack, base_stack=base_stack, changes=tuple(changes),
                     unchanged=unchanged, aliased=tuple(sorted((o, n) for n, o in moved.items())),
                     knock_on=_knock_on(changes, new), cost=diff_cost_lines(old, new) if changes else (),
                     fleets=() if across else replaced_fleets(changes, old, new),
-                    refused=() if across else refusals(changes, old))
+                    refused=() if across else refusals(changes, old) + tuple(collision_refusal(c) for c in collided),
+                    collisions=collided)
 
 
 def _as_stack(doc: PlanDocument, like: PlanDocument) -> PlanDocument:
@@ -409,7 +417,10 @@ def _warnings(diff: PlanDiff) -> list[str]:
         more = f" and {len(dependents) - 5} more" if len(dependents) > 5 else ""
         notes.append(f"`{names[urn]}` gets a new id; its dependents receive it at apply time (replaced too where "
                      f"that input forces it): {shown}{more}.")
+    refused = {c.created.urn for c in diff.collisions}
     for gone, new in diff.moves():
+        if new.resource.urn in refused:
+            continue  # refused above, with its fix
         kind = _kind(new.resource.type)
         notes.append(f"`{gone.resource.name}` is deleted and `{new.resource.name}` created ({kind}): a rename or a "
                      "move needs an alias (`pulumi.Alias`) with the old name or parent, or Pulumi recreates the "

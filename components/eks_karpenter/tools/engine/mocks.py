@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -115,12 +116,18 @@ class InvokeFailure(Exception):
 
 def _ssm_value(name: str) -> str:
     """Offline answers for the public SSM parameters the pin look-ups read: every AMI exists, and the newest
-    release is the one `versions.AMI_ALIAS` pins (platform/lookups.py)."""
+    release is the one `versions.AMI_ALIAS` pins (platform/lookups.py). A release version is
+    `<minor>.<patch>-<date>`: the date of the release the parameter names (the pin's for `recommended`), the
+    patch of the minor's pinned kube-proxy (what EKS builds its AMIs of the minor with, near enough offline)."""
     if name.endswith("/image_id"):
         return f"ami-{digest(name, 17)}"
     minor = name.split("/optimized-ami/", 1)[-1].split("/", 1)[0]
     if name.endswith("/release_version"):
-        return f"{minor}.0-{versions.AMI_ALIAS.partition('@v')[2]}"
+        dated = re.search(r"-v([0-9]{8})/release_version$", name)
+        day = dated[1] if dated else versions.AMI_ALIAS.partition("@v")[2]
+        proxy = versions.ADDON_VERSIONS.get(minor, {}).get("kube-proxy", f"v{minor}.0")
+        patch = proxy.lstrip("v").split("-")[0].split(".")[2]
+        return f"{minor}.{patch}-{day}"
     return "1.0.0-00000000"  # bottlerocket image_version: no pin of this library names one
 
 
