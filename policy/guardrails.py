@@ -295,15 +295,22 @@ def _validate_pool_cost(args: StackValidationArgs, report_violation: ReportViola
 
 MANDATORY = EnforcementLevel.MANDATORY
 
+RESOURCE_CHECKS: dict[str, Check] = {
+    "nodepool-limits-and-expiry": check_nodepool,
+    "ec2nodeclass-imdsv2-encrypted-ebs": check_ec2nodeclass,
+}
+"""The pack's checks of one Karpenter object, by policy name (what `import-legacy` holds its output to)."""
+POOL_COST_POLICY = "nodepool-cost-ceiling"
+
 POLICIES = [
     ResourceValidationPolicy(
         name="nodepool-limits-and-expiry",
         description="Every Karpenter NodePool sets spec.limits and spec.template.spec.expireAfter.",
-        validate=_validate(check_nodepool), enforcement_level=MANDATORY),
+        validate=_validate(RESOURCE_CHECKS["nodepool-limits-and-expiry"]), enforcement_level=MANDATORY),
     ResourceValidationPolicy(
         name="ec2nodeclass-imdsv2-encrypted-ebs",
         description="EC2NodeClasses require IMDSv2 explicitly and encrypt every EBS volume.",
-        validate=_validate(check_ec2nodeclass), enforcement_level=MANDATORY),
+        validate=_validate(RESOURCE_CHECKS["ec2nodeclass-imdsv2-encrypted-ebs"]), enforcement_level=MANDATORY),
     ResourceValidationPolicy(
         name="iam-no-passrole-on-star",
         description="No IAM policy allows iam:PassRole (or iam:*, *) on Resource \"*\".",
@@ -319,7 +326,7 @@ POLICIES = [
                     "release names in settings.interruptionQueue.",
         validate=_validate_spot, enforcement_level=MANDATORY),
     StackValidationPolicy(
-        name="nodepool-cost-ceiling",
+        name=POOL_COST_POLICY,
         description="No NodePool can cost more a month at its cpu limit (on its dearest admitted vCPUs, on-demand) "
                     f"than maxMonthlyAtCpuLimit USD (default {DEFAULT_MAX_MONTHLY_AT_CPU_LIMIT:,.0f}).",
         validate=_validate_pool_cost, enforcement_level=MANDATORY,

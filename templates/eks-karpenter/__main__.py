@@ -1,10 +1,12 @@
 """An EKS cluster autoscaled by Karpenter, from this stack's file (`Pulumi.<stack>.yaml`).
 
 `pulumi new` wrote `aws:region`, `<project>:clusterName`, `<project>:deployerArn` (the identity you deploy as: its
-access entry) and `<project>:deployerCidr` (where you deploy from: the public endpoint's allow-list); everything
-else has a default: a new VPC (10.0.0.0/16 over three zones), the cluster, Karpenter with its interruption queue,
-and one spot-first NodePool. The first `pulumi up` takes about 20 minutes (docs/deploy.md in eks-karpenter).
-Add `<project>:network`, `<project>:cluster`, `<project>:nodePools`, ... to the stack file to change them; the keys
+access entry), `<project>:deployerCidr` (where you deploy from: the public endpoint's allow-list) and a first
+cluster's sizes: `<project>:network` with one NAT gateway for all zones, `<project>:nodePools` with one spot-first
+pool allowed 16 vCPUs and 64Gi at once (the plan's first lines state both, and what the ceiling costs); everything
+else has a default: a new VPC (10.0.0.0/16 over three zones), the cluster, Karpenter with its interruption queue.
+The first `pulumi up` takes about 20 minutes (docs/deploy.md in eks-karpenter). Change `<project>:network` and
+`<project>:nodePools`, or add `<project>:cluster`, ... to the stack file to change the rest; the keys
 are those of eks-karpenter's stack-file schema (`eks-karpenter schema`).
 
 Plan it offline, without AWS credentials: `eks-karpenter plan --stack dev`.

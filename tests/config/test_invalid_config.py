@@ -57,7 +57,8 @@ def arabic_indic(digits: str) -> str:
 CASES: list[tuple[str, str, Mutation, str, str]] = [
     ("unknown-top-key", "dev", setv("eks-karpenter:netwrok", {"a": 1}), "eks-karpenter:netwrok", "unknown key"),
     ("region-missing", "dev", lambda c: c.pop("aws:region"), "aws:region", "required"),
-    ("network-typo", "dev", setv(f"{NET}|natGatways", "single"), f"{NET}.natGatways", "Extra inputs"),
+    ("network-typo", "dev", setv(f"{NET}|natGatways", "single"), f"{NET}.natGatways",
+     "unknown key: did you mean `natGateways`?"),
     ("too-few-zones", "dev", setv(f"{NET}|availabilityZones", ["eu-west-1a"]), f"{NET}.availabilityZones",
      "at least 2"),
     ("too-many-zones", "dev", setv(f"{NET}|availabilityZones", [f"eu-west-1{c}" for c in "abcdefg"]),

@@ -39,7 +39,8 @@ def test_example_builds_its_pool_class_and_pinned_deployment_on_the_platform() -
     assert pool["spec"]["template"]["spec"]["nodeClassRef"]["name"] == "batch-spot"
     pod = by_type["kubernetes:apps/v1:Deployment"]["inputs"]["spec"]["template"]["spec"]
     assert pod["nodeSelector"]["karpenter.sh/nodepool"] == "batch-spot"
-    assert {"key": "team", "operator": "Equal", "value": "batch", "effect": "NoSchedule"} in pod["tolerations"]
+    toleration = {"key": "eks-karpenter/team", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}
+    assert toleration in pod["tolerations"]
     provider = by_type["pulumi:providers:kubernetes"]["inputs"]
     assert provider["kubeconfig"] == "[secret]"  # the platform's kubeconfig output is secret
 
@@ -167,3 +168,12 @@ def test_consumer_access_warnings_is_pure() -> None:
     assert "t:team 'ml'" in missing_team and "teams it knows: batch, web" in missing_team
     [missing_ns] = consumer_access_warnings("web", "batch", granted, **kw)
     assert "t:namespace 'batch'" in missing_ns and "teams[web].namespaces: web, web-canary" in missing_ns
+
+
+def test_the_example_pins_the_librarys_current_version() -> None:
+    import eks_karpenter
+
+    lines = (EXAMPLE / "requirements.txt").read_text().splitlines()
+    pins = [line for line in lines if line.startswith("eks-karpenter")]
+    assert pins == [f"eks-karpenter=={eks_karpenter.__version__}"]
+    assert "-e ../.." in lines  # from this repository, so the pin is checked against the checkout's version

@@ -75,7 +75,7 @@ def test_the_template_is_a_pulumi_new_template() -> None:
     assert project["runtime"] == {"name": "python", "options": {"toolchain": "pip", "virtualenv": "venv"}}
     assert project["template"]["description"]
     prompts = project["template"]["config"]
-    assert set(prompts) == {"aws:region", "clusterName", "deployerArn", "deployerCidr"}
+    assert set(prompts) == {"aws:region", "clusterName", "deployerArn", "deployerCidr", "network", "nodePools"}
     assert all(p["description"] for p in prompts.values())
     # No default deployer: only the user knows who they deploy as (a made-up ARN would be an entry for nobody).
     assert {k for k, p in prompts.items() if "default" not in p} == set(ANSWERS) == {"deployerArn"}
@@ -85,6 +85,22 @@ def test_the_template_is_a_pulumi_new_template() -> None:
     assert "venv/" in (TEMPLATE / ".gitignore").read_text()
     main = (TEMPLATE / "__main__.py").read_text()
     assert "from eks_karpenter import build_platform, read_stack_config" in main
+
+
+def test_the_templates_defaults_fit_a_first_cluster_and_the_plan_says_so(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """One NAT gateway for all zones, and one pool whose ceiling is a figure a newcomer expects (16 vCPUs), both
+    in the plan's first lines with what the ceiling costs."""
+    from eks_karpenter.tools.cli import main
+
+    project = tmp_path / "platform"
+    fill_template(project)
+    assert main(["plan", "--stack", "dev", "--program", str(project)]) == 0
+    head = capsys.readouterr().out.splitlines()[:3]
+    assert head[1] == "  NAT gateways: 1, one for all zones (network.natGateways: single)"
+    assert re.fullmatch(r"  NodePool ceilings: default cpu 16, memory 64Gi \(up to \$[\d,]+/month at the cpu "
+                        r"limit, on-demand\)", head[2])
+    assert int(re.sub(r"\D", "", head[2].split("$")[1].split("/")[0])) < 2_500
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ FILES = ("pr.yml", "deploy.yml")
 """The workflows that run the README's checks."""
 CLOUD_FILES = (*FILES, "drift.yml")
 """Every workflow that works on the stacks (drift.yml only previews them)."""
-EXPRESSION = re.compile(r"\$\{\{\s*([^}]*?)\s*\}\}")
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 INFRA = re.compile(r"python -m infra\b(?P<args>[^\n;&|>]*)")
 
 
@@ -338,10 +338,24 @@ def test_prod_preview_runs_only_behind_a_reviewed_environment() -> None:
 
 
 def _pick(expression: str, stack: str) -> str:
-    """`matrix.stack == 'prod' && 'a' || 'b'` for one stack (the only expression shape the test accepts)."""
-    match = re.fullmatch(r"matrix\.stack == '(\w+)' && '([\w-]+)' \|\| '([\w-]+)'", expression)
+    """`matrix.stack == 'prod' && 'a' || 'b'` (or `|| format('b-{0}', matrix.stack)`) for one stack: the only
+    expression shapes the test accepts."""
+    match = re.fullmatch(r"matrix\.stack == '(\w+)' && '([\w-]+)' \|\| "
+                         r"(?:'([\w-]+)'|format\('([\w-]*)\{0\}', matrix\.stack\))", expression)
     assert match, expression
-    return match[2] if stack == match[1] else match[3]
+    if stack == match[1]:
+        return match[2]
+    return match[3] if match[3] is not None else f"{match[4]}{stack}"
+
+
+def test_each_stack_previews_in_its_own_environment_with_its_own_passphrase() -> None:
+    """An unreviewed preview sees only the passphrase of the stack it previews: each stack's preview job runs in an
+    environment of its own, where the passphrase is an environment secret."""
+    for job_id, job, step in pulumi_steps("pr.yml"):
+        chosen = {stack: EXPRESSION.sub(lambda m, s=stack: repr(_pick(m.group(1), s)), str(job["environment"]))
+                  for stack in job_stacks(job)}
+        assert len(set(chosen.values())) == len(chosen), (job_id, chosen)
+        assert step["env"]["PULUMI_CONFIG_PASSPHRASE"] == "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}", job_id
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])

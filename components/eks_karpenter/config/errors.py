@@ -3,13 +3,15 @@ stack file's lines, and pydantic's errors turned into issues."""
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import pulumi
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 KeyPath = tuple[str | int, ...]
 """A path of keys and list indexes into a document: a stack file's `config:` block (relative to it), a resource's
@@ -88,13 +90,45 @@ class ConfigError(pulumi.RunError):
         super().__init__(f"invalid stack config, {len(rendered)} {noun}:\n" + "\n".join(rendered))
 
 
-def issues_from_validation_error(err: ValidationError, prefix: KeyPath = ()) -> list[Issue]:
-    """Pydantic's errors as `Issue`s; locations already use the YAML (alias) spelling."""
+def suggest(word: str, candidates: Iterable[str]) -> str:
+    """`: did you mean X?` for the closest candidate, or nothing."""
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f": did you mean `{close[0]}`?" if close else ""
+
+
+def keys_at(annotation: Any, path: KeyPath) -> list[str]:
+    """The keys (aliases) a config model accepts at `path` inside a value of type `annotation` (lists and maps
+    walked through, optional and union members tried in turn); none when no model is there."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return keys_at(args[0], path)
+    if origin in (Union, UnionType):
+        return next((keys for a in args if a is not type(None) and (keys := keys_at(a, path))), [])
+    if origin in (list, tuple, Sequence) and args:
+        return keys_at(args[0], path[1:]) if path and isinstance(path[0], int) else []
+    if origin in (dict, Mapping) and len(args) == 2:
+        return keys_at(args[1], path[1:]) if path and isinstance(path[0], str) else []
+    if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        return []
+    fields = {(f.alias or name): f for name, f in annotation.__pydantic_fields__.items()}
+    if not path:
+        return list(fields)
+    field = fields.get(str(path[0]))
+    return keys_at(field.annotation, path[1:]) if field is not None else []
+
+
+def issues_from_validation_error(err: ValidationError, prefix: KeyPath = (), schema: Any = None) -> list[Issue]:
+    """Pydantic's errors as `Issue`s; locations already use the YAML (alias) spelling. With `schema`, the type
+    validated, an unknown key at any depth gets the closest key of its mapping (`requirments`: did you mean
+    `requirements`?)."""
     issues = []
     for e in err.errors():
         loc: KeyPath = tuple(p for p in e["loc"] if not _is_union_tag(p))
         missing = e["type"] == "missing"
         message = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden" and schema is not None and loc and \
+                (hint := suggest(str(loc[-1]), keys_at(schema, loc[:-1]))):
+            message = f"unknown key{hint}"
         value = e.get("input")
         if e["type"] == "string_type" and isinstance(value, (bool, int, float)):
             # Unquoted, YAML reads `1.30` as 1.3, `0777` as 511 and `true` as a boolean.

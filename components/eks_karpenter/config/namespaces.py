@@ -9,8 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from eks_karpenter.config.errors import Issue
-from eks_karpenter.config.stackfile import provider_config_keys, suggest
+from eks_karpenter.config.errors import Issue, suggest
+from eks_karpenter.config.stackfile import provider_config_keys
 
 PROJECT = "eks-karpenter"
 """The library's default config namespace (a project of another name uses its own: `my-platform:nodePools`)."""

@@ -19,7 +19,6 @@ Pure: no Pulumi engine, no network.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import importlib.util
 import json
@@ -35,7 +34,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
+from eks_karpenter.config.errors import ConfigError, Issue, KeyPath, suggest
 
 SECRET = "[secret]"
 """What a `{secure: ...}` value reads as offline: its plaintext needs the stack's secrets provider."""
@@ -357,6 +356,42 @@ def parse_yaml(text: str, project: str | None = None) -> tuple[Any, dict[KeyPath
     return body, reader.lines, reader.issues
 
 
+def parse_yaml_documents(text: str) -> tuple[list[tuple[Any, dict[KeyPath, int]]], list[Issue]]:
+    """Every document of a YAML stream (`---`-separated, as `kubectl get -o yaml` or a manifest folder gives),
+    read like `parse_yaml` reads one: ([(value, line of each key path), ...], problems). Lines count from the
+    start of the stream; empty documents are left out. Never raises."""
+    docs: list[tuple[Any, dict[KeyPath, int]]] = []
+    issues: list[Issue] = []
+    try:
+        loader = _Loader(text)
+        try:
+            while loader.check_node():
+                root = loader.get_node()
+                if root is None:
+                    continue
+                reader = _Reader()
+                try:
+                    body = reader.value(root, ())
+                except _TooLarge:
+                    return docs, [Issue((), f"more than {MAX_NODES} values after expanding YAML aliases", None,
+                                        False)]
+                reader.lines.setdefault((), root.start_mark.line + 1)
+                if body is not None:
+                    docs.append((body, reader.lines))
+                issues += reader.issues
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = " ".join(filter(None, (exc.context, exc.problem))) or "invalid YAML"
+        issues.append(Issue((), f"not valid YAML: {problem}", None, False,
+                            int(mark.line) + 1 if mark is not None else 1))
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        issues.append(Issue((), f"not valid YAML: {message}", None, False))
+    return docs, issues
+
+
 def parse_stack_text(text: str, source: str, project: str) -> StackFile:
     """Parse a stack file's text. Never raises: problems are in `StackFile.issues`."""
     body, lines, read_issues = parse_yaml(text, project)
@@ -413,12 +448,6 @@ def read_stack_file(path: Path, source: str, project: str) -> StackFile:
         _CACHE.clear()
     _CACHE[cache_key] = result
     return result
-
-
-def suggest(word: str, candidates: Iterable[str]) -> str:
-    """`: did you mean X?` for the closest candidate, or nothing."""
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f": did you mean `{close[0]}`?" if close else ""
 
 
 @cache

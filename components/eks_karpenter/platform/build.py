@@ -24,10 +24,12 @@ from eks_karpenter import tags
 from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.catalogue.model import vcpu_hour_prices
 from eks_karpenter.config.errors import ConfigError
+from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.labels import INSTANCE_FAMILY, INSTANCE_TYPE
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, pool_rights_issues, team_guardrails
+from eks_karpenter.platform.access.plan import preview_rbac
 from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup, release_owner
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.plan import addon_versions, control_plane_log_group
@@ -44,6 +46,7 @@ from eks_karpenter.platform.migration import Migration, with_opt_in_taint
 from eks_karpenter.platform.migration.component import LegacyGroupFacts
 from eks_karpenter.platform.migration.config import MigrationConfig
 from eks_karpenter.platform.namespaces import Namespaces, NamespaceSpec, platform_namespaces
+from eks_karpenter.platform.namespaces.plan import pod_security_labels
 from eks_karpenter.platform.network import Network
 from eks_karpenter.platform.nodepool import (
     NodeClass,
@@ -127,13 +130,13 @@ def build_platform(cfg: StackConfig) -> None:
     node_role_name = st.iam.role("karpenter-node")
     node_role = _node_role(st, node_role_name)
     cluster = _cluster(st, network, private_subnets, node_role, existing, releases.get("system"))
-    access = _access(st, cluster, node_role_name)
     obs = cfg.observability
     queue = InterruptionQueue("interruption", {"clusterName": st.name, "tags": st.tags,
                                                "alarms": queue_alarms(obs), "alarmTopicArn": obs.alarm_topic_arn}) \
         if cfg.interruption.enabled else None
     iam = _karpenter_iam(st, cluster, node_role, queue)
     namespaces = _namespaces(st, cluster)
+    access = _access(st, cluster, node_role_name, namespaces)
     # The destroy guard (platform/karpenter/teardown.py): refuses while something destroy cannot delete exists,
     # and drains this stack's pools before the controller goes. Hooks run in the program: `pulumi destroy
     # --run-program`.
@@ -170,7 +173,7 @@ def _warn(cfg: StackConfig) -> None:
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
                     *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days),
                     *observability_warnings(cfg.observability)]:
-        pulumi.log.warn(warning)
+        pulumi.log.warn(in_namespace(warning, pulumi.get_project()))
 
 
 def _check_pins(st: _Stack, existing: aws.eks.GetClusterResult | None) -> dict[str, str]:
@@ -266,15 +269,20 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
     })
 
 
-def _access(st: _Stack, cluster: Cluster, node_role_name: str) -> Access | None:
+def _access(st: _Stack, cluster: Cluster, node_role_name: str, namespaces: Namespaces | None) -> Access | None:
     """Teams and consumer stacks' deploy roles: access entries with access-policy associations (the cluster
-    admins' are the Cluster component's, beside the deployers')."""
+    admins' are the Cluster component's, beside the deployers'); the preview deployers' read-only roles."""
     cfg = st.cfg
-    if not cfg.access.teams:
+    previews = any(d.role == "preview" for d in cfg.access.deployers)
+    if not (cfg.access.teams or previews):
         return None
+    own = [cfg.karpenter.namespace, *([cfg.node_termination_handler.namespace]
+                                      if cfg.node_termination_handler.enabled else [])]
     return Access("access", {
         "clusterName": st.name, "region": cfg.region, "config": cfg.access, "configPath": (f"{st.project}:access",),
         "source": st.source, "tags": st.tags, "deployersComponent": "cluster",
+        "previewRbac": preview_rbac(own) if previews else [],
+        "previewDependsOn": [r for ns in own for r in namespaces.for_namespace(ns)] if namespaces else [],
         # Teams with pool rights are confined to their own pools and classes (ValidatingAdmissionPolicies).
         "guardrails": team_guardrails(cfg.access.teams, PlatformNodeAccess(
             cluster_name=st.name, node_role_name=node_role_name,
@@ -282,6 +290,7 @@ def _access(st: _Stack, cluster: Cluster, node_role_name: str) -> Access | None:
             # An adopted VPC and cluster left untagged: the platform's classes select them by id, so may a team's.
             security_group_ids=(*cfg.cluster.node_security_group_ids, *filter(None, [_adopted_cluster_sg(st)])),
             node_classes=tuple(c.name for c in cfg.node_classes),
+            pool_weights=tuple(p.weight for p in cfg.node_pools),
             subnet_ids=tuple(sorted((cfg.network.private_subnet_ids or {}).values()))
             if cfg.network.adopting and not cfg.network.write_discovery_tags else ())),
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider}))
@@ -322,7 +331,9 @@ def _wanted_namespaces(cfg: StackConfig) -> list[NamespaceSpec]:
         karpenter=cfg.karpenter.namespace,
         node_termination_handler=cfg.node_termination_handler.namespace if cfg.node_termination_handler.enabled
         else None,
-        teams=[(team.name, team.namespaces) for team in cfg.access.teams])
+        teams=[(team.name, team.namespaces) for team in cfg.access.teams],
+        pod_security={namespace: pod_security_labels(team.pod_security, cfg.access.pod_security_mode)
+                      for team in cfg.access.teams for namespace in team.namespaces})
 
 
 def _namespaces(st: _Stack, cluster: Cluster) -> Namespaces | None:

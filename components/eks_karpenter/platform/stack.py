@@ -39,8 +39,10 @@ from eks_karpenter.platform.access.plan import aws_provider_identity
 from eks_karpenter.platform.access.rules import (
     created_cluster_issues,
     deployer_issues,
+    platform_objects_in_team_prefix,
     provider_identity_issues,
     team_namespace_issues,
+    team_prefix_issues,
     validate_access,
     with_provider_identity,
 )
@@ -78,7 +80,10 @@ from eks_karpenter.platform.nth.config import NthConfig
 from eks_karpenter.platform.nth.rules import validate_nth, validate_nth_for_cluster
 from eks_karpenter.platform.observability.config import ObservabilityConfig
 from eks_karpenter.platform.observability.rules import validate_observability
-from eks_karpenter.platform.observability.settings_rules import validate_observability_settings
+from eks_karpenter.platform.observability.settings_rules import (
+    disabled_settings_warnings,
+    validate_observability_settings,
+)
 from eks_karpenter.platform.version_rules import (
     validate_ami_release_dates,
     validate_kubernetes_for_karpenter,
@@ -221,7 +226,7 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
         try:
             parsed[name] = _section_adapter(name).validate_python(raw[alias])
         except ValidationError as err:
-            issues += issues_from_validation_error(err, (_key(alias, project),))
+            issues += issues_from_validation_error(err, (_key(alias, project),), field.annotation)
             failed.add(name)
     for name, field in fields.items():  # left out (or failed): the section's defaults, as model_construct would
         factory = field.default_factory
@@ -433,6 +438,11 @@ def _access_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
     if not c.ok("access"):
         return []
     issues = validate_access(cfg.access, c.at("access"), cfg.region)
+    issues += team_prefix_issues(cfg.access.teams, c.at("access"))
+    if c.ok("node_pools", "node_classes"):
+        issues += platform_objects_in_team_prefix(
+            cfg.access.teams, [p.name for p in cfg.node_pools], [k.name for k in cfg.node_classes],
+            c.at("nodePools"), c.at("nodeClasses"))
     if c.ok("cluster"):
         issues += deployer_issues(cfg.access, cluster_created=not cfg.cluster.existing, at=c.at("access"))
         if not cfg.cluster.existing:
@@ -498,7 +508,8 @@ def stack_warnings(cfg: StackConfig, project: str = PROJECT) -> list[Issue]:
     def at(section: str) -> KeyPath:
         return (_key(section, project),)
 
-    return [*addon_version_warnings(cfg.cluster, at("cluster")), *window_warnings(cfg.node_pools, at("nodePools"))]
+    return [*addon_version_warnings(cfg.cluster, at("cluster")), *window_warnings(cfg.node_pools, at("nodePools")),
+            *disabled_settings_warnings(cfg.observability, at("observability"))]
 
 
 def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:

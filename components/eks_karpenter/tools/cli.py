@@ -1,5 +1,6 @@
 """Command line: `eks-karpenter plan | diff | cost | simulate | smoke | schema | import-legacy | policy-pack |
-deploy-policy | pins | preflight`.
+deploy-policy | pins | preflight` (each listed with what it does by `--help`; `--version` prints the library's
+version).
 
 Every command works on a Pulumi project folder (`--program DIR`, default: the current directory), read like the
 Pulumi CLI reads it: `Pulumi.yaml`'s `name`, `main` and `stackConfigDir`, then `<stackConfigDir>/Pulumi.<stack>.yaml`.
@@ -142,8 +143,13 @@ def _add_project_arguments(cmd: argparse.ArgumentParser, references: bool = True
 
 
 def _parser(prog: str = "eks-karpenter") -> argparse.ArgumentParser:
+    # The package is imported before any of its modules, so its version is there without importing it back.
+    version = sys.modules["eks_karpenter"].__version__
     parser = _Parser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.set_defaults(prog=prog)  # messages name the command as it was run (`python -m infra`, `eks-karpenter`)
+    parser.add_argument("--version", action="version", version=f"eks-karpenter {version}",
+                        help="print the library's version (eks_karpenter.__version__) and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
 
     plan = sub.add_parser("plan", help="run the program offline under Pulumi's mock runtime")
     plan.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
@@ -222,7 +228,7 @@ def _add_analysis_parsers(sub: Any) -> None:
     target = legacy.add_mutually_exclusive_group()
     target.add_argument("--kubernetes-version", metavar="X.Y", help="the cluster's Kubernetes version: AMI aliases "
                         "must have AMIs for it (default: the library's default version)")
-    target.add_argument("--stack", help="take the Kubernetes version from this stack's eks-karpenter:cluster")
+    target.add_argument("--stack", help="take the Kubernetes version from this stack's <project>:cluster")
     _add_project_arguments(legacy, references=False)
     cost = sub.add_parser("cost", help="what a stack can cost: fixed items, per-unit prices, and each node pool's "
                                         "admitted instance types, price range and ceiling at its cpu limit")
@@ -415,6 +421,7 @@ def _read_plan(path: Path) -> PlanDocument:
 
 
 def cmd_import_legacy(args: argparse.Namespace) -> int:
+    from eks_karpenter.config.namespaces import in_namespace
     from eks_karpenter.tools.migrate import (
         Doc,
         LegacyImportError,
@@ -423,6 +430,7 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
         render_config,
         render_manifests,
     )
+    from eks_karpenter.tools.migrate.policy import PackUnavailable, pack_findings, rendered_objects
 
     try:
         docs: list[Doc] = []
@@ -441,16 +449,28 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
             raise LegacyImportError(problems)
         conversion = convert_documents(docs, _legacy_target(args))
         if args.format == "manifests":
-            out = render_manifests(conversion.manifests(args.node_role))
+            objects = conversion.manifests(args.node_role)
+            out = render_manifests(objects)
         else:
-            out = render_config(conversion, [str(p) for p in args.files], args.node_role, _namespace(args))
+            objects = rendered_objects(conversion, args.node_role)
+            out = render_config(conversion, [str(p) for p in args.files], args.node_role, _namespace(args),
+                                f"{args.prog} import-legacy")
     except LegacyImportError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {in_namespace(str(exc), _namespace(args))}", file=sys.stderr)
         return 1
-    from eks_karpenter.config.namespaces import in_namespace
 
     for note in conversion.notes:
         print(f"note: {in_namespace(note, _namespace(args))}", file=sys.stderr)
+    try:
+        findings = pack_findings(objects)
+    except PackUnavailable as exc:
+        print(f"note: not held to the policy pack: {exc}", file=sys.stderr)
+    else:
+        for finding in findings:
+            print(f"warning: policy pack: {finding}", file=sys.stderr)
+        if not findings:
+            print("note: the converted NodePools and EC2NodeClasses pass the policy pack's rules for them "
+                  "(`policy-pack`)", file=sys.stderr)
     sys.stdout.write(out)
     return 0
 
@@ -477,7 +497,7 @@ def _legacy_target(args: argparse.Namespace) -> str:
         cluster = {}
     version = cluster.get("version", versions.KUBERNETES_VERSION) if isinstance(cluster, dict) else None
     if version not in versions.SUPPORTED_KUBERNETES_VERSIONS:
-        raise UsageError(f"--stack {args.stack}: its eks-karpenter:cluster.version {version!r} is not one this "
+        raise UsageError(f"--stack {args.stack}: its {project.name}:cluster.version {version!r} is not one this "
                          "library supports")
     return str(version)
 

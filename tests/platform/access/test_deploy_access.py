@@ -145,7 +145,7 @@ def test_every_declared_deployer_gets_a_cluster_scoped_entry_and_policy() -> Non
     assert set(entries) == set(declared) and {CI, PREVIEW} <= set(entries)
     for arn, role in declared.items():
         [assoc] = [r for r in doc.by_type(ASSOC) if r.parent == entries[arn].urn]
-        want = "AmazonEKSClusterAdminPolicy" if role == "deploy" else "AmazonEKSAdminViewPolicy"
+        want = "AmazonEKSClusterAdminPolicy" if role == "deploy" else "AmazonEKSViewPolicy"
         assert assoc.inputs["policyArn"] == POLICY + want
         assert assoc.inputs["accessScope"] == {"type": "cluster"}
         assert entries[arn].inputs["type"] == "STANDARD"

@@ -38,10 +38,15 @@ def node_class(name: str = "batch-spot", **changes: Any) -> dict[str, Any]:
     return manifest
 
 
+TEAM_TAINT = {"key": TEAM_LABEL, "value": "batch", "effect": "NoSchedule"}
+
+
 def node_pool(name: str = "batch-spot", node_class_name: str = "batch-spot",
-              limits: dict[str, Any] | None = None) -> dict[str, Any]:
+              limits: dict[str, Any] | None = None, **changes: Any) -> dict[str, Any]:
+    """A team pool as the team should write it (its label and taint); `changes` are stack-file keys."""
     manifest = render_node_pool(NodePoolConfig.model_validate({
-        "name": name, "nodeClass": node_class_name, "limits": limits or {"cpu": "200", "memory": "400Gi"}}))
+        "name": name, "nodeClass": node_class_name, "limits": limits or {"cpu": "200", "memory": "400Gi"},
+        "labels": {TEAM_LABEL: "batch"}, "taints": [TEAM_TAINT], **changes}))
     return manifest
 
 
@@ -136,10 +141,41 @@ def test_requests_outside_the_team_are_not_matched() -> None:
     (node_pool(limits={"cpu": "100", "memory": "1Ti"}), "at most 200 cpu"),
     (node_pool(node_class_name="web-spot"), "own node classes"),
     (node_pool(name="general"), "named 'batch-...'"),
+    (node_class(kubelet={"clusterDNS": ["10.0.0.53"]}), "clusterDNS"),
+    (node_class(capacityReservationSelectorTerms=[{"id": "cr-0123456789abcdef0"}]), "capacity reservations"),
+    (node_class(blockDeviceMappings=[{"deviceName": "/dev/xvdb", "ebs": {"snapshotID": "snap-0123456789abcdef0"}}]),
+     "EBS snapshot"),
+    (node_pool(labels={}), f"label {TEAM_LABEL}=batch"),
+    (node_pool(labels={TEAM_LABEL: "web"}), f"label {TEAM_LABEL}=batch"),
+    (node_pool(taints=[]), f"taint {TEAM_LABEL}=batch:NoSchedule"),
+    (node_pool(taints=[{**TEAM_TAINT, "effect": "PreferNoSchedule"}]), "NoSchedule"),
+    (node_pool(taints=[{**TEAM_TAINT, "value": "web"}]), "NoSchedule"),
+    (node_pool(labels={TEAM_LABEL: "batch", "node-role/system": "true"}), "no label in the domains"),
+    (node_pool(labels={TEAM_LABEL: "batch", "node.kubernetes.io/instance-type": "m5.large"}),
+     "no label in the domains"),
+    (node_pool(labels={TEAM_LABEL: "batch", "topology.kubernetes.io/zone": "eu-west-1a"}), "no label in the domains"),
+    (node_pool(labels={TEAM_LABEL: "batch", "eks-karpenter/tier": "platform"}), "no label in the domains"),
+    (node_pool(weight=1), "weight may not exceed"),
 ])
 def test_forbidden_objects_are_refused(obj: dict[str, Any], why: str) -> None:
     messages = denied(obj)
     assert any(why in m for m in messages), messages
+
+
+def test_a_team_pool_with_its_own_plain_labels_and_extra_taints_is_admitted() -> None:
+    pool = node_pool(labels={TEAM_LABEL: "batch", "team": "batch", "example.com/tier": "batch"},
+                     taints=[TEAM_TAINT, {"key": "gpu", "value": "true", "effect": "NoSchedule"}])
+    assert denied(pool) == []
+
+
+def test_a_team_pool_may_weigh_as_much_as_the_lightest_platform_pool() -> None:
+    weighted = PlatformNodeAccess(**{**PLATFORM.__dict__, "pool_weights": (50, 10)})
+    policy = team_policy(TEAM, weighted)
+    assert admit(policy, "CREATE", BATCH, node_pool(weight=10)).denied == []
+    assert any("at most 10" in m for m in admit(policy, "CREATE", BATCH, node_pool(weight=11)).denied)
+    one_unweighted = PlatformNodeAccess(**{**PLATFORM.__dict__, "pool_weights": (50, None)})
+    assert any("sets none" in m for m in admit(team_policy(TEAM, one_unweighted), "CREATE", BATCH,
+                                                node_pool(weight=1)).denied)
 
 
 def test_a_pool_without_limits_is_refused() -> None:
@@ -233,3 +269,206 @@ def test_an_adopted_cluster_older_than_1_30_refuses_pool_rights_by_its_real_vers
     assert not result.document.resources
     fine = run_plan(REPO, "brownfield", config_overrides={"eks-karpenter:access": access})  # the mock's 1.33
     assert fine.error is None, fine.error
+
+
+# --- names that overlap ------------------------------------------------------------------------------------------
+
+def test_a_team_inside_another_teams_prefix_is_refused(tmp_path: Path) -> None:
+    config = stack_config("dev")
+    teams = config["eks-karpenter:access"]["teams"]
+    teams.append({**teams[0], "name": "batch-nightly", "namespaces": ["nightly"],
+                  "principalArns": ["arn:aws:iam::123456789012:role/team-nightly-deploy"]})
+    result = plan_config(config, tmp_path)
+    message = str(result.error)
+    assert "eks-karpenter:access.teams[1].name" in message and "inside team 'batch''s prefix" in message, message
+    assert not result.document.resources
+
+
+def test_team_names_that_share_letters_but_not_the_prefix_are_fine(tmp_path: Path) -> None:
+    config = stack_config("dev")
+    teams = config["eks-karpenter:access"]["teams"]
+    teams.append({**teams[0], "name": "batches", "namespaces": ["batches"],
+                  "principalArns": ["arn:aws:iam::123456789012:role/team-batches-deploy"]})
+    assert plan_config(config, tmp_path).error is None
+
+
+@pytest.mark.parametrize("section", ["eks-karpenter:nodePools", "eks-karpenter:nodeClasses"])
+def test_a_platform_pool_or_class_inside_a_pool_teams_prefix_is_refused(section: str, tmp_path: Path) -> None:
+    config = stack_config("dev")
+    config[section][0]["name"] = "batch-platform"
+    if section == "eks-karpenter:nodeClasses":
+        for pool in config["eks-karpenter:nodePools"]:
+            pool["nodeClass"] = "batch-platform"
+    result = plan_config(config, tmp_path)
+    message = str(result.error)
+    assert f"{section}[0].name" in message and "inside team 'batch''s prefix" in message, message
+
+
+# --- Pod Security ------------------------------------------------------------------------------------------------
+
+POD_SECURITY = "pod-security.kubernetes.io/"
+
+
+def _namespace_labels(doc: Any, name: str) -> dict[str, str]:
+    [namespace] = [r for r in doc.by_type("kubernetes:core/v1:Namespace") if r.inputs["metadata"]["name"] == name]
+    return dict(namespace.inputs["metadata"]["labels"])
+
+
+def test_team_namespaces_enforce_baseline_and_warn_at_restricted() -> None:
+    labels = _namespace_labels(plan_stack("dev"), "batch")
+    assert {k.removeprefix(POD_SECURITY): v for k, v in labels.items() if k.startswith(POD_SECURITY)} == {
+        "enforce": "baseline", "enforce-version": "latest", "audit": "restricted", "audit-version": "latest",
+        "warn": "restricted", "warn-version": "latest"}
+
+
+def test_platform_namespaces_carry_no_team_level() -> None:
+    from eks_karpenter.platform.namespaces.plan import platform_namespaces, pod_security_labels
+
+    specs = {s.name: s for s in platform_namespaces(karpenter="karpenter", node_termination_handler="nth",
+                                                    teams=[("batch", ["batch"])],
+                                                    pod_security={"batch": pod_security_labels("baseline")})}
+    assert not any(k.startswith(POD_SECURITY) for name in ("karpenter", "nth") for k in specs[name].labels())
+    assert specs["batch"].labels()[POD_SECURITY + "enforce"] == "baseline"
+
+
+@pytest.mark.parametrize(("level", "mode", "expected"), [
+    ("restricted", "enforce", {"enforce": "restricted", "audit": "restricted", "warn": "restricted"}),
+    ("privileged", "enforce", {"enforce": "privileged", "audit": "baseline", "warn": "baseline"}),
+    ("baseline", "audit", {"audit": "baseline", "warn": "baseline"}),
+])
+def test_a_teams_level_and_the_audit_step(level: str, mode: str, expected: dict[str, str], tmp_path: Path) -> None:
+    config = stack_config("dev")
+    config["eks-karpenter:access"]["teams"][0]["podSecurity"] = level
+    config["eks-karpenter:access"]["podSecurityMode"] = mode
+    result = plan_config(config, tmp_path)
+    assert result.error is None, result.error
+    labels = _namespace_labels(result.document, "batch")
+    assert {k.removeprefix(POD_SECURITY): v for k, v in labels.items()
+            if k.startswith(POD_SECURITY) and not k.endswith("-version")} == expected
+
+
+def test_a_namespace_shared_at_two_levels_is_refused(tmp_path: Path) -> None:
+    config = stack_config("dev")
+    teams = config["eks-karpenter:access"]["teams"]
+    teams.append({"name": "reports", "namespaces": ["batch"], "podSecurity": "privileged",
+                  "principalArns": ["arn:aws:iam::123456789012:role/team-reports-deploy"]})
+    message = str(plan_config(config, tmp_path).error)
+    assert "eks-karpenter:access.teams[1].podSecurity" in message and "one level" in message, message
+
+
+def test_the_diff_names_namespaces_whose_enforcement_changes(tmp_path: Path) -> None:
+    from eks_karpenter.tools.engine.diff import diff_plans, render_diff_markdown
+
+    config = stack_config("dev")
+    config["eks-karpenter:access"]["podSecurityMode"] = "audit"
+    before = plan_config(config, tmp_path, stack="dev").document
+    out = render_diff_markdown(diff_plans(before, plan_stack("dev")))
+    assert "Pod Security enforcement changes in namespaces" in out and "`namespaces-batch`: none → baseline" in out
+
+
+def _pod(**spec: Any) -> dict[str, Any]:
+    container = {"name": "app", "image": "public.ecr.aws/docker/library/busybox:1.37"}
+    container.update(spec.pop("container", {}))
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "batch"},
+            "spec": {"containers": [container], **spec}}
+
+
+@pytest.mark.parametrize(("pod", "why"), [
+    (_pod(container={"securityContext": {"privileged": True}}), "privileged"),
+    (_pod(hostNetwork=True), "hostnamespaces"),  # IMDS answers a host-network pod whatever the hop limit
+    (_pod(hostPID=True), "hostnamespaces"),
+    (_pod(volumes=[{"name": "root", "hostPath": {"path": "/"}}]), "hostpathvolumes"),
+    (_pod(volumes=[{"name": "kubelet", "hostPath": {"path": "/var/lib/kubelet"}}]), "hostpathvolumes"),
+    (_pod(container={"securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}), "capabilities_baseline"),
+    (_pod(container={"securityContext": {"capabilities": {"add": ["NET_ADMIN"]}}}), "capabilities_baseline"),
+])
+def test_a_team_namespace_refuses_the_pods_that_reach_the_node(pod: dict[str, Any], why: str) -> None:
+    from tests.support.pod_security import admitted, violations
+
+    labels = _namespace_labels(plan_stack("dev"), "batch")
+    assert not admitted(pod, labels)
+    assert why in violations(pod, labels["pod-security.kubernetes.io/enforce"])
+
+
+def test_a_team_namespace_admits_an_ordinary_pod() -> None:
+    from tests.support.pod_security import admitted
+
+    pod = _pod(container={"securityContext": {"capabilities": {"add": ["NET_BIND_SERVICE"]}}},
+               volumes=[{"name": "cache", "emptyDir": {}}])
+    assert admitted(pod, _namespace_labels(plan_stack("dev"), "batch"))
+
+
+PSA_FIXTURES = "EKS_KARPENTER_PSA_FIXTURES"
+"""A kubernetes/pod-security-admission checkout's `test/testdata` (e.g. at v0.36.2): upstream's pass/fail pods."""
+
+
+@pytest.mark.parametrize("level", ["baseline", "restricted"])
+def test_the_model_agrees_with_upstreams_pass_and_fail_pods(level: str) -> None:
+    import os
+
+    import yaml
+
+    from tests.support.pod_security import FAMILIES, violations
+
+    root = os.environ.get(PSA_FIXTURES)
+    if not root:
+        pytest.skip(f"set {PSA_FIXTURES} to a kubernetes/pod-security-admission checkout's test/testdata")
+    checked = 0
+    for verdict in ("pass", "fail"):
+        for path in sorted((Path(root) / level / "v1.0" / verdict).glob("*.yaml")):
+            family = path.stem.rstrip("0123456789")
+            if family not in FAMILIES:
+                continue
+            found = violations(yaml.safe_load(path.read_text()), level)
+            assert (family in found) == (verdict == "fail"), (path, found)
+            checked += 1
+    assert checked >= 10, f"too few {level} fixtures of {FAMILIES} under {root}"
+
+
+# --- previews read no team's Secrets -------------------------------------------------------------------------------
+
+RBAC = "kubernetes:rbac.authorization.k8s.io/v1:"
+
+
+def test_the_preview_deployer_reads_no_secret_outside_the_platforms_namespaces() -> None:
+    from eks_karpenter.platform.access.plan import PREVIEW_GROUP
+
+    doc = plan_stack("dev")
+    [preview] = [d["principalArn"] for d in stack_config("dev")["eks-karpenter:access"]["deployers"]
+                 if d.get("role") == "preview"]
+    [entry] = [r for r in doc.by_type("aws:eks/accessEntry:AccessEntry") if r.inputs["principalArn"] == preview]
+    assert entry.inputs["kubernetesGroups"] == [PREVIEW_GROUP]
+    [association] = [r for r in doc.by_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+                     if r.parent == entry.urn]
+    assert association.inputs["policyArn"].endswith("/AmazonEKSViewPolicy")  # reads no Secret
+    roles = {(r.type.rpartition(":")[2], r.inputs["metadata"].get("namespace")): r
+             for r in doc.resources if r.type.startswith(RBAC) and r.name.startswith("access-preview")}
+    assert set(roles) == {("ClusterRole", None), ("ClusterRoleBinding", None), ("Role", "kube-system"),
+                          ("RoleBinding", "kube-system")}
+    cluster_rules = roles[("ClusterRole", None)].inputs["rules"]
+    assert all(rule["verbs"] == ["get", "list", "watch"] for rule in cluster_rules)
+    assert not any("secrets" in rule["resources"] or "*" in rule["resources"] or "*" in rule["apiGroups"]
+                   for rule in cluster_rules)
+    assert roles[("Role", "kube-system")].inputs["rules"] == [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]}]
+    for binding in (roles[("ClusterRoleBinding", None)], roles[("RoleBinding", "kube-system")]):
+        assert binding.inputs["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                                               "name": PREVIEW_GROUP}]
+    team_namespaces = {ns for t in stack_config("dev")["eks-karpenter:access"]["teams"] for ns in t["namespaces"]}
+    assert not team_namespaces & {ns for _, ns in roles}
+
+
+def test_the_preview_reads_every_cluster_scoped_kind_the_plan_manages() -> None:
+    from eks_karpenter.platform.access.plan import PREVIEW_CLUSTER_READS
+
+    readable = {(group, kind) for group, kinds in PREVIEW_CLUSTER_READS for kind in kinds}
+    for stack in ("dev", "prod", "brownfield"):
+        for r in plan_stack(stack).resources:
+            if not r.type.startswith("kubernetes:") or r.type.startswith(("kubernetes:helm.sh", "pulumi:")):
+                continue
+            api, _, kind = r.type.removeprefix("kubernetes:").rpartition(":")
+            group = api.rpartition("/")[0].replace("core", "")
+            if "namespace" not in (r.inputs.get("metadata") or {}):  # cluster-scoped
+                name = kind.lower()
+                plural = name + "es" if name.endswith("s") else name[:-1] + "ies" if name.endswith("y") else name + "s"
+                assert (group, plural) in readable, (stack, r.type)

@@ -52,6 +52,7 @@ def test_an_older_release_refuses_what_arrived_later_at_its_key() -> None:
     assert validate_for_release("1.12.2", [plain], [NodeClassConfig(name="default")], ("p",), ("c",)) == []
 
 
+@pytest.mark.slow
 def test_the_newest_release_never_loads_the_table() -> None:
     loaded = run_python(
         "import sys\n"

@@ -209,12 +209,14 @@ def test_every_planned_alert_has_a_failure_and_a_quiet_case() -> None:
         assert any(not c.fires for c in cases.values()), f"{alert}: no case where it stays quiet"
 
 
+@pytest.mark.slow
 def test_the_prometheus_rule_passes_promtool_check(promtool: str, tmp_path: Path) -> None:
     (tmp_path / "rules.yml").write_text(yaml.safe_dump({"groups": planned_rule_groups()}))
     result = run(promtool, "check", "rules", "rules.yml", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_each_alert_fires_on_its_failure_and_stays_quiet_on_churn(promtool: str, tmp_path: Path) -> None:
     (tmp_path / "rules.yml").write_text(yaml.safe_dump({"groups": planned_rule_groups()}))
     (tmp_path / "tests.yml").write_text(yaml.safe_dump(unit_tests(planned_alerts()), sort_keys=False))
@@ -222,6 +224,7 @@ def test_each_alert_fires_on_its_failure_and_stays_quiet_on_churn(promtool: str,
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_promtool_test_fails_when_a_quiet_case_would_page(promtool: str, tmp_path: Path) -> None:
     """The harness can fail: the summed NodeClaim expression the alerts replaced pages on a long scale-up."""
     groups = planned_rule_groups()
@@ -235,6 +238,7 @@ def test_promtool_test_fails_when_a_quiet_case_would_page(promtool: str, tmp_pat
     assert result.returncode != 0 and "KarpenterNodeClaimsNotLaunched" in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_the_amp_rule_group_namespace_passes_promtool_check(promtool: str, tmp_path: Path) -> None:
     config = stack_config("prod")
     config["eks-karpenter:observability"] = {"enabled": True, "metrics": "ampScraper"}

@@ -172,8 +172,6 @@ REFUSED: list[tuple[str, str, Mutation, str, str]] = [
      f"{OBS}.queueOldestMessageSeconds", "could never fire"),
     ("amp-workspace-with-prometheus-operator", "prod", section(OBS, ampWorkspaceArn=WORKSPACE),
      f"{OBS}.ampWorkspaceArn", "only applies with metrics: ampScraper"),
-    ("observability-off-with-settings", "dev", setitem(OBS, {"metrics": "ampScraper"}), f"{OBS}.metrics",
-     "has no effect while enabled is false"),
     ("time-zone-beside-utc-budgets-only", "dev", disruption(timeZone="Europe/Berlin", budgets=[
         {"nodes": "0", "schedule": "0 8 * * mon-fri", "duration": "10h"}]), f"{POOLS}[0].disruption.timeZone",
      "is ignored: budgets' `schedule` is UTC"),
@@ -212,6 +210,8 @@ def test_refused_with_file_line_and_key(tmp_path: Path, base: str, mutate: Mutat
 
 
 WARNED: list[tuple[str, str, Mutation, str, str]] = [
+    ("observability-off-with-settings", "dev", setitem(OBS, {"metrics": "ampScraper"}), f"{OBS}.metrics",
+     "has no effect while enabled is false"),
     ("time-zone-abbreviation", "dev", disruption(timeZone="EST", windows=WEEKDAYS), f"{POOLS}[0].disruption.timeZone",
      "no daylight saving"),
     ("fixed-offset-zone", "dev", disruption(timeZone="Etc/GMT+5", windows=WEEKDAYS),

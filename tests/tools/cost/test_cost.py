@@ -167,9 +167,11 @@ def test_flow_logs_are_priced_per_unit_where_they_go() -> None:
 def test_a_region_without_a_price_table_says_so() -> None:
     doc = cost_json("--stack", "dev")
     assert (doc["region"], doc["priceRegion"]) == ("eu-west-1", "us-east-1")
-    assert "no eu-west-1 price table: instance and fixed prices are us-east-1's" in doc["warnings"]
+    assert ("instance and fixed prices are us-east-1's, not eu-west-1's (no eu-west-1 price table here): add --live "
+            "for eu-west-1's current instance prices") in doc["warnings"]
     code, out, _ = run("cost", "--stack", "dev")
-    assert code == 0 and "region eu-west-1 has no price table here: priced with us-east-1's" in out
+    assert code == 0 and ("prices are us-east-1's, not eu-west-1's: the shipped table has no eu-west-1 prices; "
+                          "--live fetches eu-west-1's current ones") in out
     assert "Karpenter v1.14.1 data generated 2026-07-06 (no spot prices offline)" in out
 
 

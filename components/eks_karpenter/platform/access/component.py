@@ -40,6 +40,10 @@ class AccessArgs(TypedDict):
     """Tags for the access entries."""
     guardrails: NotRequired[list[tuple[dict[str, Any], dict[str, Any]]]]
     """(ValidatingAdmissionPolicy, binding) per team with `nodePools: true` (`guardrails.team_guardrails`)."""
+    previewRbac: NotRequired[list[dict[str, Any]]]
+    """The `preview` deployers' read-only roles and bindings (`plan.preview_rbac`); empty without one."""
+    previewDependsOn: NotRequired[list[pulumi.Resource]]
+    """What the preview's namespaced roles wait for (the platform's namespaces they live in)."""
     deployersComponent: NotRequired[str]
     """Name of the Cluster component that holds the deployers' entries: a principal moved from `deployers` to
     `clusterAdmins` or a team keeps its entry (an alias), instead of a second entry that EKS refuses."""
@@ -131,4 +135,20 @@ class Access(pulumi.ComponentResource):
                 subjects=binding["subjects"],
                 opts=child_options(self, opts, cluster_role, *guards.get(policy_name(team.name), []))))
             self.entries.append(cluster_role)
+        self._preview_rbac(name, args, opts)
         self.register_outputs({"principals": [e.principal_arn for e in planned]})
+
+    def _preview_rbac(self, name: str, args: AccessArgs, opts: pulumi.ResourceOptions | None) -> None:
+        kinds = {"ClusterRole": k8s.rbac.v1.ClusterRole, "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding,
+                 "Role": k8s.rbac.v1.Role, "RoleBinding": k8s.rbac.v1.RoleBinding}
+        after = list(args.get("previewDependsOn") or [])
+        for obj in args.get("previewRbac") or []:
+            meta = obj["metadata"]
+            where = f"-{meta['namespace']}" if "namespace" in meta else ""
+            logical = f"{name}-preview{where}-{obj['kind'].lower()}"
+            body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+            if "roleRef" in body:
+                body["role_ref"] = body.pop("roleRef")
+            self.entries.append(kinds[obj["kind"]](logical, **body,
+                                                   opts=child_options(self, opts, *(after if "namespace" in meta
+                                                                                    else []))))

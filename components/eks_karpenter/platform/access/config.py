@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from eks_karpenter.config.model import Model, empty_list
+from eks_karpenter.platform.namespaces.plan import PodSecurityLevel, PodSecurityMode
 from eks_karpenter.platform.nodepool.fields import Quantity
 
 TeamName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=40)]
@@ -37,9 +38,10 @@ class Deployer(Model):
     Role.Arn`), never the `assumed-role` session ARN `aws sts get-caller-identity` prints."""
     role: Literal["deploy", "preview"] = "deploy"
     """`deploy`: AmazonEKSClusterAdminPolicy (the program creates CRDs, cluster roles, Helm releases).
-    `preview`: AmazonEKSAdminViewPolicy, read-only but Secrets included (Helm keeps its releases in Secrets):
-    a `pulumi preview` reads every object; where the server-side dry run of a change is refused, the Kubernetes
-    provider previews client-side instead (docs/deploy.md says what that misses)."""
+    `preview`: AmazonEKSViewPolicy and read-only roles for what else a preview reads (the cluster-scoped objects
+    the stack manages, and Secrets only in the platform's own namespaces, where Helm keeps its releases): no team's
+    Secret. Where the server-side dry run of a change is refused, the Kubernetes provider previews client-side
+    instead (docs/deploy.md says what that misses)."""
 
 
 class NodePoolCeiling(Model):
@@ -77,6 +79,12 @@ class Team(Model):
     `nodePoolLimits`."""
     node_pool_limits: NodePoolCeiling = Field(default_factory=NodePoolCeiling)
     """With `nodePools: true`: the ceiling of each of the team's NodePools' `limits` (both must be set)."""
+    pod_security: PodSecurityLevel = "baseline"
+    """The Pod Security Standard enforced in the team's namespaces: `baseline` (no privileged containers, host
+    network, PID or IPC, hostPath volumes or added capabilities: what would give a pod the node, its role's
+    credentials or the kubelet's identity), `restricted` (also non-root, no privilege escalation, a seccomp
+    profile), or `privileged` (nothing enforced: an exception the platform grants a team on purpose). Audit and
+    warn run one level stricter."""
 
 
 class ProviderCredentials(Model):
@@ -108,5 +116,9 @@ class AccessConfig(Model):
     also run `pulumi up`: their entries are created before, and deleted after, everything in the cluster."""
     teams: list[Team] = Field(default_factory=empty_list)
     """Teams with an access policy scoped to their namespaces (consumer stacks' deploy roles go here)."""
+    pod_security_mode: PodSecurityMode = "enforce"
+    """`enforce` (default): each team namespace refuses pods that break the team's `podSecurity` level. `audit`:
+    nothing is refused; audit and warn run at the team's level, so a running stack sees which workloads break it
+    before it enforces (docs/operations.md, "Tenancy")."""
     provider_credentials: ProviderCredentials = Field(default_factory=ProviderCredentials)
     """Credentials of this program's own Kubernetes provider (for a CI role or a local profile)."""

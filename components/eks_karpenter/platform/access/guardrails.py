@@ -11,8 +11,15 @@ holds it to:
   platform's node role (or its instance profile), the platform's security groups (the discovery tag or the
   cluster's node security group ids) and subnets (the discovery tag), no public IP, and instance metadata kept
   IMDSv2-only with hop limit 1 (so pods cannot take the node role's credentials);
+- EC2NodeClasses without the fields that change a node's networking or reach what is not the team's: the
+  kubelet's `clusterDNS`, capacity reservations (the platform's prepaid capacity), EBS snapshots as volumes;
 - NodePools on its own classes or the platform's, with `limits.cpu` and `limits.memory` set and within the
-  team's ceiling (per pool: admission sees one object, so the total over a team's pools is not bounded here).
+  team's ceiling (per pool: admission sees one object, so the total over a team's pools is not bounded here);
+- NodePools that only the team's pods land on: the template carries the team's label and `NoSchedule` taint
+  (`eks-karpenter/team=<team>`), sets no label in the domains Kubernetes, EKS, Karpenter and the platform
+  schedule by (the system node label would pull CoreDNS), and a `weight` no higher than any platform pool's
+  (absent counts as 0, so with an unweighted platform pool a team pool sets none): a team pool cannot attract
+  other teams' or the platform's pods, and so cannot disrupt them on its own budgets.
 """
 
 from __future__ import annotations
@@ -24,12 +31,18 @@ from typing import Any
 
 from eks_karpenter import tags
 from eks_karpenter.config.errors import Issue, KeyPath
-from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP
+from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP, SYSTEM_NODE_LABEL
 from eks_karpenter.platform.access.config import Team
 from eks_karpenter.platform.access.plan import team_group
 
 TEAM_LABEL = "eks-karpenter/team"
-"""Label that marks a NodePool or EC2NodeClass as a team's when its name lacks the team's prefix."""
+"""Label that marks a NodePool or EC2NodeClass as a team's when its name lacks the team's prefix; on a team pool's
+template, its nodes' label and the key of their `NoSchedule` taint (value: the team)."""
+
+RESERVED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "karpenter.sh", "karpenter.k8s.aws", "eks.amazonaws.com",
+                          "eks-karpenter", SYSTEM_NODE_LABEL.partition("/")[0])
+"""Label domains (and their subdomains) a team pool's template may not set, but for TEAM_LABEL: Kubernetes',
+EKS', Karpenter's and the platform's own, which workloads and add-ons select nodes by."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,13 @@ class PlatformNodeAccess:
     """The platform's own EC2NodeClass names, which a team's pools may use."""
     subnet_ids: tuple[str, ...] = ()
     """Subnets by id, besides the discovery tag: an adopted VPC's, which the stack leaves untagged."""
+    pool_weights: tuple[int | None, ...] = ()
+    """The platform's NodePools' `weight`s (None: unset, which Karpenter counts as 0)."""
+
+    @property
+    def team_weight_ceiling(self) -> int:
+        """The highest `weight` a team pool may set: no higher than any platform pool's (0: it sets none)."""
+        return min((w or 0 for w in self.pool_weights), default=0)
 
 
 VAP_MINOR = (1, 30)
@@ -150,6 +170,14 @@ def _class_validations(name: str, platform: PlatformNodeAccess) -> list[dict[str
         {"expression": "!variables.isClass || !has(object.spec.associatePublicIPAddress) || "
                        "!object.spec.associatePublicIPAddress",
          "message": f"team {name}: nodes get no public IP address", "reason": "Forbidden"},
+        {"expression": "!variables.isClass || !has(object.spec.kubelet) || !has(object.spec.kubelet.clusterDNS)",
+         "message": f"team {name}: the kubelet's clusterDNS is the platform's (nodes resolve through the cluster's "
+                    "DNS)", "reason": "Forbidden"},
+        {"expression": "!variables.isClass || !has(object.spec.capacityReservationSelectorTerms)",
+         "message": f"team {name}: capacity reservations are the platform's", "reason": "Forbidden"},
+        {"expression": "!variables.isClass || !has(object.spec.blockDeviceMappings) || "
+                       "object.spec.blockDeviceMappings.all(m, !has(m.ebs) || !has(m.ebs.snapshotID))",
+         "message": f"team {name}: volumes start empty, not from an EBS snapshot", "reason": "Forbidden"},
         {"expression": "!variables.isClass || !has(object.spec.metadataOptions) || "
                        "((!has(object.spec.metadataOptions.httpTokens) || "
                        "object.spec.metadataOptions.httpTokens == 'required') && "
@@ -160,11 +188,38 @@ def _class_validations(name: str, platform: PlatformNodeAccess) -> list[dict[str
     ]
 
 
+def _reserved_label(var: str) -> str:
+    """CEL: label key `var` is in a reserved domain (RESERVED_LABEL_DOMAINS) or one of its subdomains."""
+    domain = f"({var}.indexOf('/') > 0 ? {var}.substring(0, {var}.indexOf('/')) : '')"
+    return (f"{_lit(list(RESERVED_LABEL_DOMAINS))}.exists(d, {domain} == d || {domain}.endsWith('.' + d))")
+
+
 def _pool_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str, str]]:
-    """A team's NodePool uses the team's or the platform's node classes, and caps cpu and memory under the
-    team's ceiling."""
+    """A team's NodePool uses the team's or the platform's node classes, caps cpu and memory under the team's
+    ceiling, and only takes the team's pods: the team's label and taint, no reserved label, no higher weight."""
     name, ceiling, classes = team.name, team.node_pool_limits, list(platform.node_classes)
+    template = "object.spec.template"
+    labels = f"{template}.metadata.labels"
+    has_labels = f"has({template}.metadata) && has({labels})"
+    top = platform.team_weight_ceiling
     return [
+        {"expression": f"!variables.isPool || ({has_labels} && {_lit(TEAM_LABEL)} in {labels} && "
+                       f"{labels}[{_lit(TEAM_LABEL)}] == {_lit(name)})",
+         "message": f"team {name}: a NodePool's template carries the label {TEAM_LABEL}={name}", "reason": "Forbidden"},
+        {"expression": f"!variables.isPool || (has({template}.spec.taints) && {template}.spec.taints.exists(t, "
+                       f"t.key == {_lit(TEAM_LABEL)} && has(t.value) && t.value == {_lit(name)} && "
+                       "t.effect == 'NoSchedule'))",
+         "message": f"team {name}: a NodePool's template carries the taint {TEAM_LABEL}={name}:NoSchedule, so only "
+                    "the team's pods (which tolerate it) land on its nodes", "reason": "Forbidden"},
+        {"expression": f"!variables.isPool || !({has_labels}) || {labels}.all(k, k == {_lit(TEAM_LABEL)} || "
+                       f"!{_reserved_label('k')})",
+         "message": f"team {name}: a NodePool's template sets no label in the domains the cluster schedules by "
+                    f"({', '.join(RESERVED_LABEL_DOMAINS)})", "reason": "Forbidden"},
+        {"expression": "!variables.isPool || !has(object.spec.weight)" if top == 0 else
+                       f"!variables.isPool || !has(object.spec.weight) || object.spec.weight <= {top}",
+         "message": f"team {name}: a NodePool's weight may not exceed the platform pools' "
+                    + ("(none is weighted, so it sets none)" if top == 0 else f"(at most {top})"),
+         "reason": "Forbidden"},
         {"expression": "!variables.isPool || object.spec.template.spec.nodeClassRef.name.startsWith("
                        f"{_lit(name + '-')}) || object.spec.template.spec.nodeClassRef.name in {_lit(classes)}",
          "message": f"team {name}: a NodePool may use the team's own node classes ('{name}-...') or the "

@@ -16,7 +16,6 @@ POLICIES = {
     "admin": "AmazonEKSAdminPolicy",
     "edit": "AmazonEKSEditPolicy",
     "view": "AmazonEKSViewPolicy",
-    "adminView": "AmazonEKSAdminViewPolicy",
 }
 """Access policy short names -> EKS access policy names."""
 
@@ -67,7 +66,7 @@ class PlannedEntry:
     key: str
     """Stable resource-name key: the principal's (`entry_key`), independent of list and order."""
     principal_arn: str
-    policy: Literal["clusterAdmin", "admin", "edit", "view", "adminView"]
+    policy: Literal["clusterAdmin", "admin", "edit", "view"]
     namespaces: tuple[str, ...]
     """Empty: cluster scope."""
     team: str | None
@@ -162,16 +161,38 @@ def team_entries(cfg: AccessConfig) -> list[PlannedEntry]:
     return out
 
 
-DEPLOYER_POLICIES: dict[str, Literal["clusterAdmin", "adminView"]] = {"deploy": "clusterAdmin",
-                                                                       "preview": "adminView"}
-"""A deployer's role -> its access policy (cluster scope)."""
+DEPLOYER_POLICIES: dict[str, Literal["clusterAdmin", "view"]] = {"deploy": "clusterAdmin", "preview": "view"}
+"""A deployer's role -> its access policy (cluster scope). A preview gets AmazonEKSViewPolicy, which reads no
+Secret, and the rest of what it reads through PREVIEW_GROUP's roles (`preview_rbac`)."""
+
+PREVIEW_GROUP = "eks-karpenter:preview"
+"""Kubernetes group of the `preview` deployers' entries, bound to the reads a preview needs beyond the view policy."""
+
+PREVIEW_CLUSTER_READS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("", ("namespaces", "nodes", "persistentvolumes")),
+    ("apiextensions.k8s.io", ("customresourcedefinitions",)),
+    ("rbac.authorization.k8s.io", ("clusterroles", "clusterrolebindings", "roles", "rolebindings")),
+    ("admissionregistration.k8s.io", ("validatingadmissionpolicies", "validatingadmissionpolicybindings",
+                                      "validatingwebhookconfigurations", "mutatingwebhookconfigurations")),
+    ("flowcontrol.apiserver.k8s.io", ("flowschemas", "prioritylevelconfigurations")),
+    ("scheduling.k8s.io", ("priorityclasses",)),
+    ("storage.k8s.io", ("storageclasses", "csidrivers")),
+    (KARPENTER_GROUP, ("nodepools", "nodeclaims")),
+    ("karpenter.k8s.aws", ("ec2nodeclasses",)),
+    ("monitoring.coreos.com", ("servicemonitors", "podmonitors", "prometheusrules")),
+)
+"""What a preview reads that AmazonEKSViewPolicy does not: the cluster-scoped kinds the stack manages (and the
+roles and custom resources its charts and observability create). No Secrets: those only in the platform's own
+namespaces (`preview_rbac`)."""
+
+_READ = ["get", "list", "watch"]
 
 
 def deployer_entries(deployers: list[Deployer], cluster_admins: Sequence[str] = ()) -> list[PlannedEntry]:
-    """The access entry of each deployer, then of each cluster admin: cluster scope, keyed by its principal
-    (`entry_key`), the entries of everyone who may run `pulumi up`."""
-    return [*(PlannedEntry(entry_key(d.principal_arn), d.principal_arn, DEPLOYER_POLICIES[d.role], (), None)
-              for d in deployers),
+    """The access entry of each deployer (previews in PREVIEW_GROUP), then of each cluster admin: cluster scope,
+    keyed by its principal (`entry_key`), the entries of everyone who may run `pulumi up`."""
+    return [*(PlannedEntry(entry_key(d.principal_arn), d.principal_arn, DEPLOYER_POLICIES[d.role], (), None,
+                           (PREVIEW_GROUP,) if d.role == "preview" else ()) for d in deployers),
             *(PlannedEntry(entry_key(arn), arn, "clusterAdmin", (), None) for arn in cluster_admins)]
 
 
@@ -184,6 +205,34 @@ def caller_role_arn(caller_arn: str) -> str | None:
     if not match:
         return None
     return f"arn:{match[1]}:iam::{match[2]}:role/{match[3]}"
+
+
+def preview_rbac(platform_namespaces: Sequence[str]) -> list[dict[str, Any]]:
+    """The preview group's reads beyond the view policy: a ClusterRole and binding for PREVIEW_CLUSTER_READS, and
+    in each of the platform's own namespaces (where Helm keeps each release's record as a Secret) a Role and
+    binding that read Secrets there. Teams' namespaces get nothing: their Secrets stay unread."""
+    name = "eks-karpenter:preview"
+    subject = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": PREVIEW_GROUP}]
+    out: list[dict[str, Any]] = [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name},
+         "rules": [{"apiGroups": [group], "resources": list(kinds), "verbs": _READ}
+                   for group, kinds in PREVIEW_CLUSTER_READS]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+         "subjects": subject},
+    ]
+    for namespace in sorted(set(platform_namespaces)):
+        role = f"{name}:helm-releases"
+        out += [
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+             "metadata": {"name": role, "namespace": namespace},
+             "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": _READ}]},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": role, "namespace": namespace},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+             "subjects": subject},
+        ]
+    return out
 
 
 @dataclass(frozen=True)

@@ -110,8 +110,15 @@ def validate_access(cfg: AccessConfig, at: KeyPath, region: str) -> list[Issue]:
     for i, arn in enumerate(cfg.cluster_admins):
         principal(arn, at + ("clusterAdmins", i))
     names: set[str] = set()
+    levels: dict[str, Team] = {}
     for t, team in enumerate(cfg.teams):
         here = at + ("teams", t)
+        for namespace in team.namespaces:
+            other = levels.setdefault(namespace, team)
+            if other.pod_security != team.pod_security:
+                issues.append(Issue(here + ("podSecurity",), f"namespace {namespace!r} is also team {other.name}'s, "
+                                    f"at podSecurity {other.pod_security}: a namespace has one level; give both "
+                                    "teams the same, or each its own namespace", team.pod_security))
         if team.name in names:
             issues.append(Issue(here + ("name",), "team listed twice", team.name))
         names.add(team.name)
@@ -127,6 +134,31 @@ def validate_access(cfg: AccessConfig, at: KeyPath, region: str) -> list[Issue]:
     role = cfg.provider_credentials.role_arn
     if role is not None:
         issues += check_principal(role, at + ("providerCredentials", "roleArn"), region, kinds=("role",))
+    return issues
+
+
+def team_prefix_issues(teams: Sequence[Team], at: KeyPath) -> list[Issue]:
+    """A team whose name starts with another team's name and a dash: the other team's admission policy owns
+    objects named `<team>-...`, so it could change or delete this team's pools and classes."""
+    return [Issue(at + ("teams", t, "name"), f"inside team {other.name!r}'s prefix: team {other.name} owns NodePools "
+                  f"and EC2NodeClasses named '{other.name}-...', this team's among them; choose a name that does "
+                  f"not start with '{other.name}-'", team.name)
+            for t, team in enumerate(teams) for other in teams if team.name.startswith(other.name + "-")]
+
+
+def platform_objects_in_team_prefix(teams: Sequence[Team], pools: Sequence[str], classes: Sequence[str],
+                                    at_pools: KeyPath, at_classes: KeyPath) -> list[Issue]:
+    """A platform NodePool or EC2NodeClass named `<team>-...` for a team with pool rights: the team's admission
+    policy would let it change or delete the platform's object."""
+    owners = [team.name for team in teams if team.node_pools]
+    issues = []
+    for names, at, kind in ((pools, at_pools, "NodePool"), (classes, at_classes, "EC2NodeClass")):
+        for i, name in enumerate(names):
+            owner = next((o for o in owners if name.startswith(o + "-")), None)
+            if owner is not None:
+                issues.append(Issue(at + (i, "name"), f"a platform {kind} inside team {owner!r}'s prefix: the team "
+                                    f"may change or delete objects named '{owner}-...' (nodePools: true); rename "
+                                    "it", name))
     return issues
 
 

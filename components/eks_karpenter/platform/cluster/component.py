@@ -14,6 +14,7 @@ import pulumi_kubernetes as k8s
 from eks_karpenter import tags as T
 from eks_karpenter.arns import partition_of
 from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
+from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.platform.access.component import entry_aliases
 from eks_karpenter.platform.access.config import Deployer, ProviderCredentials
 from eks_karpenter.platform.access.plan import deployer_entries, former_entry_keys, policy_arn
@@ -314,7 +315,8 @@ class Cluster(pulumi.ComponentResource):
             moved, moved_assoc = entry_aliases(entry.key, "cluster", homes, former)
             resource = aws.eks.AccessEntry(
                 f"{name}-{entry.key}", cluster_name=cfg.name, principal_arn=entry.principal_arn, type="STANDARD",
-                tags=args["tags"], opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(aliases=moved)))
+                kubernetes_groups=list(entry.groups) or None, tags=args["tags"],
+                opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(aliases=moved)))
             association = aws.eks.AccessPolicyAssociation(
                 f"{name}-{entry.key}", cluster_name=resource.cluster_name, principal_arn=resource.principal_arn,
                 policy_arn=policy_arn(partition, entry.policy),
@@ -419,8 +421,10 @@ def lookup_existing_cluster(cluster_name: str, source: str, at: KeyPath,
     mode = modes[0] if modes else "CONFIG_MAP"  # clusters from before access entries report none
     if mode not in ACCESS_ENTRY_MODES:
         raise ConfigError(source, [Issue(
-            at + ("existing",), f"the existing cluster {cluster_name!r} uses authentication mode {mode}, in which "
-            "access entries (Karpenter's nodes, eks-karpenter:access) do not work: switch it first with `aws eks "
-            f"update-cluster-config --name {cluster_name} --access-config authenticationMode=API_AND_CONFIG_MAP` "
-            "(aws-auth keeps working; the switch cannot be undone), then run again", True)])
+            at + ("existing",), in_namespace(
+                f"the existing cluster {cluster_name!r} uses authentication mode {mode}, in which access entries "
+                "(Karpenter's nodes, eks-karpenter:access) do not work: switch it first with `aws eks "
+                f"update-cluster-config --name {cluster_name} --access-config authenticationMode=API_AND_CONFIG_MAP` "
+                "(aws-auth keeps working; the switch cannot be undone), then run again", pulumi.get_project()),
+            True)])
     return found

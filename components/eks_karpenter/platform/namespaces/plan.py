@@ -8,9 +8,17 @@ after them on destroy.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
+
+PodSecurityLevel = Literal["privileged", "baseline", "restricted"]
+"""A Pod Security Standard level (https://kubernetes.io/docs/concepts/security/pod-security-standards/)."""
+PodSecurityMode = Literal["enforce", "audit"]
+
+POD_SECURITY_PREFIX = "pod-security.kubernetes.io/"
+_STRICTER: dict[str, PodSecurityLevel] = {"privileged": "baseline", "baseline": "restricted",
+                                          "restricted": "restricted"}
 
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 """Namespaces every cluster has: never created nor deleted by the platform."""
@@ -30,20 +38,42 @@ class NamespaceSpec:
     stack's workloads live there, so destroy (or dropping the team from config) leaves it: deleting a namespace
     deletes everything in it."""
 
+    pod_security: tuple[tuple[str, str], ...] = ()
+    """Pod Security admission labels (`pod_security_labels`), on team namespaces."""
+
     @property
     def retain_on_delete(self) -> bool:
         return self.owner == "team"
 
     def labels(self) -> dict[str, str]:
         key, value = MANAGED_BY_LABEL
-        return {key: value}
+        return {key: value, **dict(self.pod_security)}
+
+
+def pod_security_labels(level: PodSecurityLevel, mode: PodSecurityMode = "enforce") -> dict[str, str]:
+    """The Pod Security admission labels of a namespace held to `level`.
+
+    `enforce`: pods that break `level` are refused; audit and warn run one level stricter, so the team sees what
+    the next level would refuse. `audit`: nothing is refused yet; audit and warn run at `level` (the step a
+    running stack takes before it enforces). Versions follow the cluster (`latest`).
+    """
+    labels = {}
+    if mode == "enforce":
+        labels.update({"enforce": level, "enforce-version": "latest"})
+        watched = _STRICTER[level]
+    else:
+        watched = level
+    labels.update({"audit": watched, "audit-version": "latest", "warn": watched, "warn-version": "latest"})
+    return {POD_SECURITY_PREFIX + k: v for k, v in labels.items()}
 
 
 def platform_namespaces(*, karpenter: str, node_termination_handler: str | None,
-                        teams: Iterable[tuple[str, Iterable[str]]] = ()) -> list[NamespaceSpec]:
+                        teams: Iterable[tuple[str, Iterable[str]]] = (),
+                        pod_security: Mapping[str, Mapping[str, str]] | None = None) -> list[NamespaceSpec]:
     """The namespaces to create, sorted by name; built-in ones are left out.
 
-    `teams` pairs a team name with the namespaces its access entries are scoped to.
+    `teams` pairs a team name with the namespaces its access entries are scoped to; `pod_security` maps a
+    namespace to its Pod Security labels (`pod_security_labels`).
     """
     users: dict[str, list[str]] = {}
     owners: dict[str, Literal["platform", "team"]] = {}
@@ -62,4 +92,6 @@ def platform_namespaces(*, karpenter: str, node_termination_handler: str | None,
     for team, namespaces in teams:
         for namespace in namespaces:
             add(namespace, f"team:{team}", "team")
-    return [NamespaceSpec(name, tuple(sorted(set(users[name]))), owners[name]) for name in sorted(users)]
+    security = pod_security or {}
+    return [NamespaceSpec(name, tuple(sorted(set(users[name]))), owners[name],
+                          tuple(sorted(security.get(name, {}).items()))) for name in sorted(users)]

@@ -13,8 +13,7 @@ from collections.abc import Sequence
 
 from eks_karpenter.catalogue.match import Requirement, allowed_values
 from eks_karpenter.catalogue.names import NameProblem, family_problem, type_problem
-from eks_karpenter.config.errors import Issue, KeyPath, render_path
-from eks_karpenter.config.stackfile import suggest
+from eks_karpenter.config.errors import Issue, KeyPath, render_path, suggest
 from eks_karpenter.labels import ARCH, CAPACITY_TYPE, INSTANCE_CATEGORY, INSTANCE_FAMILY, INSTANCE_TYPE, OS, ZONE
 from eks_karpenter.platform.nodepool.admission import FIELD_BY_ALIAS, admission_issues, admission_warnings
 from eks_karpenter.platform.nodepool.class_rules import class_architectures, class_issues

@@ -13,6 +13,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from eks_karpenter import versions
+from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.platform.adopted import release_marker
 from eks_karpenter.platform.iam.policy import irsa_trust_policy, pod_identity_trust_policy
 from eks_karpenter.platform.interruption.events import QUEUE_RETENTION_SECONDS, queue_policy
@@ -138,11 +139,11 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             else:
                 groups[f"extra-{i}"] = group
         if not groups:
-            pulumi.log.warn(
+            pulumi.log.warn(in_namespace(
                 "NTH queue mode without Auto Scaling groups: no lifecycle hooks and no managed tag are created, so "
                 "NTH acts only on instances you tag aws-node-termination-handler/managed yourself. List groups in "
                 "eks-karpenter:nodeTerminationHandler.autoScalingGroupNames or pass autoScalingGroupNames.",
-                resource=self)
+                pulumi.get_project()), resource=self)
 
         queue = aws.sqs.Queue(f"{name}-queue", name=f"{cluster}-nth", message_retention_seconds=QUEUE_RETENTION_SECONDS,
                               sqs_managed_sse_enabled=True, tags=tags, opts=child)

@@ -13,14 +13,20 @@ _ONLY_WHEN_ENABLED = (("metrics", "metrics"), ("amp_workspace_arn", "ampWorkspac
 """Fields that act only with `enabled: true` (the queue's alarms and their topic exist whenever the queue does)."""
 
 
+def disabled_settings_warnings(cfg: ObservabilityConfig, at: KeyPath) -> list[Issue]:
+    """Settings kept while `enabled` is false: legal (a stack turning observability off for a while keeps them
+    for when it is back on), but they act on nothing until then."""
+    if cfg.enabled:
+        return []
+    return [Issue(at + (key,), "has no effect while enabled is false", cfg.written(name))
+            for name, key in _ONLY_WHEN_ENABLED if cfg.is_set(name)]
+
+
 def validate_observability_settings(cfg: ObservabilityConfig, *, region: str | None, accounts: tuple[str, ...],
                                     at: KeyPath) -> list[Issue]:
     """Settings of `eks-karpenter:observability` (at `at`) that would be ignored or point elsewhere."""
     issues: list[Issue] = []
-    if not cfg.enabled:
-        issues += [Issue(at + (key,), "has no effect while enabled is false", cfg.written(name))
-                   for name, key in _ONLY_WHEN_ENABLED if cfg.is_set(name)]
-    elif cfg.metrics != "ampScraper" and cfg.amp_workspace_arn is not None:
+    if cfg.enabled and cfg.metrics != "ampScraper" and cfg.amp_workspace_arn is not None:
         issues.append(Issue(at + ("ampWorkspaceArn",), f"only applies with metrics: ampScraper; with metrics: "
                             f"{cfg.metrics} nothing writes to an AMP workspace (an in-cluster Prometheus keeps "
                             "the metrics itself)", cfg.amp_workspace_arn))

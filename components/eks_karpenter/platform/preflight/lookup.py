@@ -4,12 +4,14 @@ through `in_cluster_lookup` (the offline plan answers it too; a real run asks th
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from eks_karpenter.config.errors import ConfigError
+from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.platform.adopted import (
     OFFLINE_PLACEHOLDER,
     ClusterFacts,
@@ -105,7 +107,7 @@ def run_preflight(cfg: StackConfig, source: str, project: str, stack: str) -> tu
     findings = preflight_issues(cfg, facts, releases=releases, marker=release_marker(project, stack),
                                 owner=release_owner(project, stack), project=project)
     if findings.issues:
-        raise ConfigError(source, findings.issues)
+        raise ConfigError(source, [replace(i, message=in_namespace(i.message, project)) for i in findings.issues])
     for warning in placeholder_warnings(facts, findings.on_placeholders, stack):
         pulumi.log.warn(warning)
     return found, facts

@@ -258,7 +258,8 @@ def estimate(inputs: CostInputs, on: dt.date, live: LivePrices | None = None, ty
     warnings += about_pools
     price_region = live.region if live else cat.price_region
     if price_region != inputs.region:
-        warnings.append(f"no {inputs.region} price table: instance and fixed prices are {price_region}'s")
+        warnings.append(f"instance and fixed prices are {price_region}'s, not {inputs.region}'s (no {inputs.region} "
+                        f"price table here): add --live for {inputs.region}'s current instance prices")
     elif inputs.region != P.PRICE_REGION:
         warnings.append(f"fixed prices (control plane, NAT, EBS, KMS, logs) are {P.PRICE_REGION}'s")
     for p in pools:

@@ -23,7 +23,8 @@ def provenance(doc: Doc) -> list[str]:
     lines.append(f"fixed prices: {fixed['region']} list prices read {fixed['date']}, control-plane rate as of "
                  f"{fixed['asOf']}")
     if doc["priceRegion"] != doc["region"]:
-        lines.append(f"region {doc['region']} has no price table here: priced with {doc['priceRegion']}'s")
+        lines.append(f"prices are {doc['priceRegion']}'s, not {doc['region']}'s: the shipped table has no "
+                     f"{doc['region']} prices; --live fetches {doc['region']}'s current ones")
     return lines
 
 

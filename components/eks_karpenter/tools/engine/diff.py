@@ -411,6 +411,11 @@ def _warnings(diff: PlanDiff) -> list[str]:
         notes.append("**Stateful resources are replaced or deleted**, which `pulumi up` does without asking unless "
                      "they are protected: " + "; ".join(lost) + ". If that is not the intent, revert the change; "
                      "if it is, plan the migration first.")
+    enforced = _pod_security_enforcement(diff)
+    if enforced:
+        notes.append("Pod Security enforcement changes in namespaces (pods that break the level are refused from "
+                     "their next create or rollout; run `podSecurityMode: audit` first to see which): "
+                     + ", ".join(enforced) + ".")
     names = {c.resource.urn: c.resource.name for c in diff.changes}
     for urn, dependents in sorted(diff.knock_on.items()):
         shown = ", ".join(f"`{_urn_name(u)}` ({_kind(_urn_type(u))})" for u in dependents[:5])
@@ -428,6 +433,24 @@ def _warnings(diff: PlanDiff) -> list[str]:
     if not notes:
         return []
     return ["> [!WARNING]", *[f"> - {n}" for n in notes], ""]
+
+
+_ENFORCE = ("metadata", "labels", "pod-security.kubernetes.io/enforce")
+
+
+def _pod_security_enforcement(diff: PlanDiff) -> list[str]:
+    """Existing namespaces whose enforced Pod Security level is set, changed or lifted, as `name`: old → new (a
+    new namespace has no pods to refuse)."""
+    found = []
+    for c in diff.changes:
+        if c.resource.type != "kubernetes:core/v1:Namespace":
+            continue
+        for p in c.properties:
+            if tuple(p.path) == _ENFORCE:
+                old = "none" if p.old is MISSING else p.old
+                new = "none" if p.new is MISSING else p.new
+                found.append(f"`{c.resource.name}`: {old} → {new}")
+    return found
 
 
 def _kind(type_: str) -> str:

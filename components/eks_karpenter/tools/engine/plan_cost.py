@@ -38,6 +38,13 @@ def plan_cost_lines(doc: PlanDocument, on: dt.date | None = None) -> list[str]:
     return plan_section(found) if found else []
 
 
+def plan_cost_pools(doc: PlanDocument, on: dt.date | None = None) -> list[dict[str, object]]:
+    """Each NodePool's cost figures (`name`, `cpuLimit`, `monthlyAtCpuLimit` ...), as the plan comment shows them."""
+    found = _estimate(doc, on or dt.date.today())
+    pools = found.get("pools") if found else None
+    return list(pools) if isinstance(pools, list) else []
+
+
 def diff_cost_lines(old: PlanDocument, new: PlanDocument, on: dt.date | None = None) -> tuple[str, ...]:
     """How the fixed monthly cost and each pool's ceiling change, for the plan diff (empty when neither moves)."""
     day = on or dt.date.today()

@@ -21,7 +21,7 @@ from eks_karpenter.labels import (
     ZONE,
 )
 from eks_karpenter.tools.engine.document import PlanDocument, PlannedResource
-from eks_karpenter.tools.engine.plan_cost import plan_cost_lines
+from eks_karpenter.tools.engine.plan_cost import plan_cost_lines, plan_cost_pools
 
 # The inputs worth a glance per type; everything else is in --format json.
 KEY_INPUTS: dict[str, tuple[str, ...]] = {
@@ -160,13 +160,39 @@ def _node_class_details(spec: dict[str, Any]) -> str:
     return "ami: " + ("; ".join(amis) or "none") + (f" · {who}" if who else "")
 
 
+def at_a_glance(doc: PlanDocument) -> list[str]:
+    """What a first cluster's owner checks before anything else: the NAT gateways it pays for whatever the load,
+    and how far each NodePool may grow (its `spec.limits`, and what that costs at the cpu limit, on-demand)."""
+    lines: list[str] = []
+    nats = len(doc.by_type("aws:ec2/natGateway:NatGateway"))
+    if doc.by_type("aws:ec2/vpc:Vpc") or nats:
+        per = "one for all zones (network.natGateways: single)" if nats == 1 else \
+            "one per zone (network.natGateways: perAz; `single` shares one)" if nats else "none"
+        lines.append(f"  NAT gateways: {nats}, {per}")
+    pools = [r for r in doc.resources if r.inputs.get("kind") == "NodePool" and isinstance(r.inputs.get("spec"), dict)]
+    if pools:
+        ceilings = {str(p["name"]): p for p in plan_cost_pools(doc)}
+        shown = []
+        for r in pools:
+            name = str((r.inputs.get("metadata") or {}).get("name") or r.name)
+            limits = r.inputs["spec"].get("limits") or {}
+            text = ", ".join(f"{k} {_text(v)}" for k, v in limits.items()) or "no limits (unbounded)"
+            cost = (ceilings.get(name) or {}).get("monthlyAtCpuLimit")
+            if isinstance(cost, dict) and cost.get("max") is not None:
+                text += f" (up to ${cost['max']:,.0f}/month at the cpu limit, on-demand)"
+            shown.append(f"{name} {text}")
+        lines.append("  NodePool ceilings: " + "; ".join(shown))
+    return lines
+
+
 def render_tree(doc: PlanDocument) -> str:
     """Components and their children, indented, with the key inputs of each resource."""
     by_parent: dict[str, list[PlannedResource]] = {}
     for r in doc.resources:
         by_parent.setdefault(r.parent, []).append(r)
     custom = sum(1 for r in doc.resources if r.custom)
-    lines = [f"{doc.project} / {doc.stack}: {custom} resources in {len(doc.resources) - custom} components"]
+    lines = [f"{doc.project} / {doc.stack}: {custom} resources in {len(doc.resources) - custom} components",
+             *at_a_glance(doc)]
 
     def walk(parent: str, prefix: str) -> None:
         kids = by_parent.get(parent, [])

@@ -46,11 +46,20 @@ class ProgramProject(PulumiProject):
         return ProgramProject(found.root, found.name, found.main, found.stack_config_dir)
 
 
+def no_stack_file(path: Path) -> PlanError:
+    """The error for a stack file that is not there, naming the stacks whose files are (a newcomer's first typo)."""
+    folder = path.parent
+    stacks = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in folder.glob("Pulumi.*.yaml") if p.is_file()) \
+        if folder.is_dir() else []
+    there = f"the stacks there: {', '.join(stacks)}" if stacks else f"{folder} has no Pulumi.<stack>.yaml files"
+    return PlanError(f"{path}: no such stack file ({there})")
+
+
 def read_stack_file(project: ProgramProject, stack: str) -> StackFile:
     """A stack's file, read as the Pulumi CLI reads it (eks_karpenter/config/stackfile.py)."""
     path = project.stack_file(stack)
     if not path.is_file():
-        raise PlanError(f"{path}: no such stack file")
+        raise no_stack_file(path)
     return _read_stack_file(path, project.shown(path), project.name)
 
 
@@ -68,7 +77,7 @@ def read_flat_config(path: Path, project: str) -> dict[str, str]:
 
     Raises `ConfigError` for what the Pulumi CLI itself refuses (invalid YAML, duplicate keys, ...)."""
     if not path.is_file():
-        raise PlanError(f"{path}: no such stack file")
+        raise no_stack_file(path)
     file = _read_stack_file(path, path.name, project)
     if file.issues:
         raise file.error()

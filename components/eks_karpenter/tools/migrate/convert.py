@@ -176,7 +176,7 @@ def _validate(pools: list[dict[str, Any]], pool_ctx: list[Ctx], classes: list[di
             try:
                 parsed[key].append(model.model_validate(entry))
             except ValidationError as err:
-                for issue in issues_from_validation_error(err, (key, i)):
+                for issue in issues_from_validation_error(err, (key, i), model):
                     ctx.problem((), _converted_problem(issue, entry))
     if any(ctx.report.problems for ctx in pool_ctx + class_ctx):
         return

@@ -35,10 +35,11 @@ def dump_yaml(data: Any) -> str:
 
 
 def render_config(conversion: Conversion, sources: Iterable[str] = (), node_role: str | None = None,
-                  project: str = "eks-karpenter") -> str:
-    """The stack-config snippet in `project`'s namespace: paste its `config:` entries into the stack file."""
+                  project: str = "eks-karpenter", command: str = "eks-karpenter import-legacy") -> str:
+    """The stack-config snippet in `project`'s namespace: paste its `config:` entries into the stack file.
+    `command` is how the header names the command that converted it, as the user ran it."""
     names = ", ".join(sources)
-    header = (f"# Converted by `python -m infra import-legacy` from: {names}\n" if names else "") + \
+    header = (f"# Converted by `{command}` from: {names}\n" if names else "") + \
         "# Paste these keys under `config:` in stacks/Pulumi.<stack>.yaml.\n"
     return header + dump_yaml({"config": conversion.config(node_role, project)})
 

@@ -48,8 +48,9 @@ def _notes(sim: Simulation) -> list[str]:
     cat = sim.catalogue
     notes = [f"prices are the on-demand ceiling: {cat.provenance()}"]
     if sim.region != cat.price_region:
-        notes.append(f"stack region {sim.region} has no price table offline: priced with the {cat.price_region} "
-                     "table")
+        notes.append(f"prices are {cat.price_region}'s, not {sim.region}'s: the shipped table has no {sim.region} "
+                     f"prices (on-demand often differs by region); `cost --stack {sim.stack} --live` gives "
+                     f"{sim.region}'s current prices")
     unpriced = {p.pool.name: p.pool.unpriced for p in sim.karpenter.pools if p.pool.unpriced}
     for name, count in unpriced.items():
         notes.append(f"pool {name}: {count} admitted types have no catalogue price and are never chosen")

@@ -1,4 +1,5 @@
-"""The workload file of `python -m infra simulate`: typed deployments (and DaemonSets) to place on the pools.
+"""The workload file of `eks-karpenter simulate`: typed deployments (and DaemonSets) to place on the pools, or
+Kubernetes manifests (Deployments, StatefulSets, Jobs, Pods ..., as `kubectl get -o yaml` prints them: `manifests`).
 
 Keys are spelled as Kubernetes spells them (camelCase: `nodeSelector`, `tolerations`), unknown keys are errors, and
 a bad file gets one error naming the file, the line and the key path, like a bad stack file:
@@ -16,10 +17,11 @@ from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, 
 
 from eks_karpenter.config.errors import Issue, KeyPath, issues_from_validation_error, render_path, show
 from eks_karpenter.config.model import Model, empty_dict, empty_list
-from eks_karpenter.config.stackfile import parse_yaml
+from eks_karpenter.config.stackfile import parse_yaml, parse_yaml_documents
 from eks_karpenter.labels import ARCH
 from eks_karpenter.platform.nodepool.workload import tolerates
 from eks_karpenter.quantities import cpu_millis, memory_bytes, quantity_value
+from eks_karpenter.tools.simulate.manifests import is_manifest, read_manifests
 
 
 def quantity(text: str) -> Decimal:
@@ -170,7 +172,11 @@ def _line_of(lines: dict[KeyPath, int], path: KeyPath) -> int | None:
 
 
 def parse_workload(text: str, source: str) -> Workload:
-    """Validate a workload file's text. Raises one `WorkloadError` naming `source`, lines and keys."""
+    """Validate a workload file's text, or read Kubernetes manifests (see `manifests`). Raises one `WorkloadError`
+    naming `source`, lines and keys."""
+    docs, stream_problems = parse_yaml_documents(text)
+    if not stream_problems and any(is_manifest(body) for body, _ in docs):
+        return _from_manifests(docs, source)
     # The stack files' reader: the same YAML reading (yaml.v3's), duplicate keys refused, every key path's line.
     data, lines, problems = parse_yaml(text)
     if lines:  # the document itself is where its first key or item is (the reader records keys and items only)
@@ -183,11 +189,25 @@ def parse_workload(text: str, source: str) -> Workload:
     try:
         workload = Workload.model_validate(data)
     except ValidationError as err:
-        issues = issues_from_validation_error(err)
+        issues = issues_from_validation_error(err, schema=Workload)
         raise WorkloadError(source, [(_line_of(lines, i.path), i) for i in issues]) from None
     issues = validate_workload(workload)
     if issues:
         raise WorkloadError(source, [(_line_of(lines, i.path), i) for i in issues])
+    return workload
+
+
+def _from_manifests(docs: list[tuple[Any, dict[KeyPath, int]]], source: str) -> Workload:
+    content, origins, problems = read_manifests(docs)
+    if problems:
+        raise WorkloadError(source, problems)
+    try:
+        workload = Workload.model_validate(content)
+    except ValidationError as err:  # a value the manifest reader passed on but the workload model refuses
+        issues = issues_from_validation_error(err)
+        raise WorkloadError(source, [(None, Issue(
+            (), f"{origins[i.path[1]] if len(i.path) > 1 and isinstance(i.path[1], int) else 'manifests'}: "
+                f"{render_path(i.path[2:])}: {i.message}", i.value, i.has_value)) for i in issues]) from None
     return workload
 
 

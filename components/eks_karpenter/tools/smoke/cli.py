@@ -130,12 +130,13 @@ def _dry_run(plan: Any, fmt: str) -> str:
 
 
 def _check_phase(args: argparse.Namespace, cfg: Any, api_factory: Any) -> int:
+    from eks_karpenter.config.namespaces import in_namespace
     from eks_karpenter.tools.smoke.phase import PhaseCheckError, check_phase, expectation, render_json, render_text
 
     try:
         want = expectation(cfg, args.phase or None)
     except PhaseCheckError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {in_namespace(str(exc), load_project(args.program).name)}", file=sys.stderr)
         return 1
     checks = check_phase((api_factory or connect)(args), want)
     sys.stdout.write((render_json if args.format == "json" else render_text)(args.stack, want, checks))
