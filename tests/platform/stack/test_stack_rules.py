@@ -7,7 +7,6 @@ ends with), not against the reader's own bookkeeping.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +14,12 @@ import pytest
 from eks_karpenter import ConfigError
 
 from tests.support import config_models, plan_config, stack_config
+from tests.support.mutations import Mutation, both, setitem
 
 NET, CLU, KAR = "eks-karpenter:network", "eks-karpenter:cluster", "eks-karpenter:karpenter"
 POOLS, CLASSES, TAGS = "eks-karpenter:nodePools", "eks-karpenter:nodeClasses", "eks-karpenter:tags"
 KMS_EAST = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 
-Mutation = Callable[[dict[str, Any]], None]
 
 
 def pool(**fields: Any) -> Mutation:
@@ -45,17 +44,6 @@ def ebs_key(key: str) -> Mutation:
     def apply(cfg: dict[str, Any]) -> None:
         cfg[CLASSES][0]["blockDeviceMappings"][0]["ebs"]["kmsKeyID"] = key
     return apply
-
-
-def both(*mutations: Mutation) -> Mutation:
-    def apply(cfg: dict[str, Any]) -> None:
-        for m in mutations:
-            m(cfg)
-    return apply
-
-
-def setitem(key: str, value: Any) -> Mutation:
-    return lambda cfg: cfg.__setitem__(key, value)
 
 
 def adopt_into_new_vpc(cfg: dict[str, Any]) -> None:

@@ -9,7 +9,6 @@ item).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 from eks_karpenter import ConfigError
 
 from tests.support import plan_config, stack_config
+from tests.support.mutations import Mutation, both, setitem
 
 NET, CLU, KAR = "eks-karpenter:network", "eks-karpenter:cluster", "eks-karpenter:karpenter"
 POOLS, CLASSES = "eks-karpenter:nodePools", "eks-karpenter:nodeClasses"
@@ -26,7 +26,6 @@ NODEGROUP = "eks.amazonaws.com/nodegroup"
 WORKSPACE = "arn:aws:aps:us-east-1:123456789012:workspace/ws-0123abcd-4567-89ef-0123-456789abcdef"
 TOPIC = "arn:aws:sns:us-east-1:123456789012:platform-oncall"
 
-Mutation = Callable[[dict[str, Any]], None]
 
 
 def section(key: str, **fields: Any) -> Mutation:
@@ -58,17 +57,6 @@ def root_volume(size: str, volume_type: str = "gp3") -> Mutation:
     def apply(cfg: dict[str, Any]) -> None:
         cfg[CLASSES][0]["blockDeviceMappings"][0]["ebs"].update(volumeSize=size, volumeType=volume_type)
     return apply
-
-
-def both(*mutations: Mutation) -> Mutation:
-    def apply(cfg: dict[str, Any]) -> None:
-        for m in mutations:
-            m(cfg)
-    return apply
-
-
-def setitem(key: str, value: Any) -> Mutation:
-    return lambda cfg: cfg.__setitem__(key, value)
 
 
 def spot_group_labels(labels: dict[str, str]) -> Mutation:

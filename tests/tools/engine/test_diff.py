@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import copy
 import json
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from eks_karpenter.tools.cli import main
 from eks_karpenter.tools.engine import PlanDocument, PlannedResource
 from eks_karpenter.tools.engine.changes import format_path, parse_path
 from eks_karpenter.tools.engine.diff import MAX_VALUE, diff_plans, render_diff_markdown, shorten, show_value
 from eks_karpenter.tools.engine.replacements import REPLACE_ON_CHANGE, REPLACE_ON_REMOVE, replacing_paths
 
-from tests.support import REPO, plan_stack
+from tests.support import plan_stack
 
 SUBNET = "aws:ec2/subnet:Subnet"
 VPC = "aws:ec2/vpc:Vpc"
@@ -328,66 +324,6 @@ def test_cli_diff_rejects_a_file_that_is_not_a_plan(tmp_path: Path, capsys: pyte
     (tmp_path / "b.json").write_text("[1, 2")
     assert main(["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 1
     assert "not a `plan --format json` document" in capsys.readouterr().err
-
-
-# --- diff --base, on a clone so concurrent edits of the working tree cannot leak in -----------------------------
-
-
-@pytest.fixture(scope="module")
-def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("git") is None or not (REPO / ".git").exists():
-        pytest.skip("needs git and a git checkout of this repository")
-    target = tmp_path_factory.mktemp("clone") / "repo"
-    subprocess.run(["git", "clone", "--quiet", str(REPO), str(target)], check=True)
-    return target
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
-
-
-@pytest.mark.slow
-def test_diff_base_head_with_clean_tree_says_no_changes(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["diff", "--base", "HEAD", "--stack", "dev", "--program", str(clone)]) == 0
-    out = capsys.readouterr().out
-    assert "No changes" in out
-    assert len(_git(clone, "worktree", "list").splitlines()) == 1, "the temporary worktree was not removed"
-
-
-@pytest.mark.slow
-def test_diff_base_shows_a_stack_file_change(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    stack_file = clone / "stacks" / "Pulumi.dev.yaml"
-    original = stack_file.read_text()
-    body = yaml.safe_load(original)
-    body["config"]["eks-karpenter:tags"]["environment"] = "qa"
-    try:
-        stack_file.write_text(yaml.safe_dump(body))
-        assert main(["diff", "--base", "HEAD", "--stack", "dev", "--program", str(clone)]) == 0
-    finally:
-        stack_file.write_text(original)
-    out = capsys.readouterr().out
-    assert "No changes" not in out and "`tags.environment`: `\"dev\"` → `\"qa\"`" in out
-    assert "to replace" in out and "**0** to replace" in out
-
-
-@pytest.mark.slow
-def test_diff_base_plans_a_new_stack_as_all_created(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    new_stack = clone / "stacks" / "Pulumi.qa.yaml"
-    body = copy.deepcopy(yaml.safe_load((clone / "stacks" / "Pulumi.dev.yaml").read_text()))
-    try:
-        new_stack.write_text(yaml.safe_dump(body))
-        assert main(["diff", "--base", "HEAD", "--stack", "qa", "--program", str(clone)]) == 0
-    finally:
-        new_stack.unlink()
-    out = capsys.readouterr().out
-    assert "**0** to update · **0** to replace · **0** to delete (0 unchanged)" in out
-
-
-@pytest.mark.slow
-def test_diff_base_unknown_ref_exits_1(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["diff", "--base", "no-such-branch", "--stack", "dev", "--program", str(clone)]) == 1
-    err = capsys.readouterr().err
-    assert "no commit 'no-such-branch'" in err and "fetch-depth: 0" in err
 
 
 def test_a_changed_delete_timeout_shows_as_an_option_update() -> None:

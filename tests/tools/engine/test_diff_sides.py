@@ -4,6 +4,7 @@ stacks are compared as two stacks."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import shutil
@@ -122,6 +123,53 @@ def test_a_format_change_between_the_sides_is_said(tmp_path: Path, capsys: pytes
     captured = capsys.readouterr()
     assert f"different formats (1 and {PLAN_FORMAT})" in captured.out
     assert "No changes" in captured.out
+
+
+# --- diff --base of the stack files, on the clone -----------------------------
+
+
+@pytest.mark.slow
+def test_diff_base_head_with_clean_tree_says_no_changes(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diff", "--base", "HEAD", "--stack", "dev", "--program", str(clone)]) == 0
+    out = capsys.readouterr().out
+    assert "No changes" in out
+    assert len(_git(clone, "worktree", "list").splitlines()) == 1, "the temporary worktree was not removed"
+
+
+@pytest.mark.slow
+def test_diff_base_shows_a_stack_file_change(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stack_file = clone / "stacks" / "Pulumi.dev.yaml"
+    original = stack_file.read_text()
+    body = yaml.safe_load(original)
+    body["config"]["eks-karpenter:tags"]["environment"] = "qa"
+    try:
+        stack_file.write_text(yaml.safe_dump(body))
+        assert main(["diff", "--base", "HEAD", "--stack", "dev", "--program", str(clone)]) == 0
+    finally:
+        stack_file.write_text(original)
+    out = capsys.readouterr().out
+    assert "No changes" not in out and "`tags.environment`: `\"dev\"` → `\"qa\"`" in out
+    assert "to replace" in out and "**0** to replace" in out
+
+
+@pytest.mark.slow
+def test_diff_base_plans_a_new_stack_as_all_created(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    new_stack = clone / "stacks" / "Pulumi.qa.yaml"
+    body = copy.deepcopy(yaml.safe_load((clone / "stacks" / "Pulumi.dev.yaml").read_text()))
+    try:
+        new_stack.write_text(yaml.safe_dump(body))
+        assert main(["diff", "--base", "HEAD", "--stack", "qa", "--program", str(clone)]) == 0
+    finally:
+        new_stack.unlink()
+    out = capsys.readouterr().out
+    assert "**0** to update · **0** to replace · **0** to delete (0 unchanged)" in out
+
+
+@pytest.mark.slow
+def test_diff_base_unknown_ref_exits_1(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diff", "--base", "no-such-branch", "--stack", "dev", "--program", str(clone)]) == 1
+    err = capsys.readouterr().err
+    assert "no commit 'no-such-branch'" in err and "fetch-depth: 0" in err
 
 
 # --- two stacks ------------------------------------------------------------------------------------------------
