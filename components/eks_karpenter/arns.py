@@ -50,6 +50,14 @@ ZONE_LETTERS: dict[str, str] = {
 }
 
 
+EKS_UNSUPPORTED_ZONE_IDS: dict[str, tuple[str, ...]] = {
+    "us-east-1": ("use1-az3",), "us-west-1": ("usw1-az2",), "ca-central-1": ("cac1-az3",),
+}
+"""Zone IDs whose subnets EKS refuses for a cluster (UnsupportedAvailabilityZoneException): AWS's list in the EKS
+User Guide, "View Amazon EKS networking requirements for VPC and subnets" (awsdocs/amazon-eks-user-guide,
+latest/ug/networking/network-reqs.adoc, 2024-12). By zone ID: which letter is which ID differs per account."""
+
+
 def zone_issue(zone: str, region: str) -> str | None:
     """Why `zone` is not a zone of `region` (None when it is, or when the region's letters are not known)."""
     if not zone.startswith(region) or len(zone) != len(region) + 1:

@@ -124,8 +124,10 @@ def test_live_names_a_missing_pin_with_the_nearest_versions(capsys: pytest.Captu
     })
     assert pins.run(args("--live"), clients=(eks, ssm), get=Registry({
         "karpenter/karpenter": ["1.14.1", "1.15.0"], "aws-ec2/helm/aws-node-termination-handler": ["0.27.6"]}),
-        today=TODAY) == 0
-    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+        today=TODAY) == 3
+    out, err = capsys.readouterr()
+    assert f"error: pinned but not offered for Kubernetes {MINOR}: ami, addon:coredns" in err
+    rows = {line.split()[0]: line for line in out.splitlines()[1:]}
     assert (f"not offered for Kubernetes {MINOR}; nearest: v1.12.3-eksbuild.1, v1.13.0-eksbuild.1"
             in rows["addon:coredns"])
     assert f"does not resolve for Kubernetes {MINOR}; newest: al2023@v20261120" in rows["ami"]

@@ -27,6 +27,7 @@ from eks_karpenter.catalogue.model import vcpu_hour_prices
 from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.config.running import locate_stack_file
+from eks_karpenter.labels import INSTANCE_FAMILY, INSTANCE_TYPE
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, pool_rights_issues, team_guardrails
 from eks_karpenter.platform.access.plan import preview_rbac
@@ -42,7 +43,7 @@ from eks_karpenter.platform.karpenter import Karpenter
 from eks_karpenter.platform.karpenter.fargate import KarpenterFargateProfile
 from eks_karpenter.platform.karpenter.teardown import Scope
 from eks_karpenter.platform.karpenter.teardown_hooks import GUARD_CONFIGMAP, TeardownHooks
-from eks_karpenter.platform.lookups import check_pins
+from eks_karpenter.platform.lookups import Launcher, check_caller, check_network, check_pins, check_zones
 from eks_karpenter.platform.migration import Migration, with_opt_in_taint
 from eks_karpenter.platform.migration.component import LegacyGroupFacts
 from eks_karpenter.platform.migration.config import MigrationConfig
@@ -123,9 +124,10 @@ def build_platform(cfg: StackConfig) -> None:
     _, source = locate_stack_file(project, pulumi.get_stack())
     st = _Stack(cfg, tags.base_tags(cfg.cluster.name, cfg.tags), project, source,
                 IamNames(cfg.cluster.name, cfg.region, cfg.iam_names))
-    # An existing cluster is looked up and checked before anything is registered: a refusal (nodes that could
-    # never join, an API the deployer cannot reach, a release or CRDs in the way, a pin that does not exist)
-    # leaves nothing half-created.
+    # Who runs this, then an existing cluster, are looked up and checked before anything is registered: a refusal
+    # (an undeclared identity, nodes that could never join, an API the deployer cannot reach, a release or CRDs in
+    # the way, a pin that does not exist) leaves nothing half-created.
+    check_caller(cfg.access, cluster_created=not cfg.cluster.existing, source=source, project=project)
     existing, facts = run_preflight(cfg, source, project, pulumi.get_stack()) if cfg.cluster.existing \
         else (None, None)
     warn_unchecked(cfg)
@@ -135,6 +137,7 @@ def build_platform(cfg: StackConfig) -> None:
         if existing is not None:
             refuse_guardrails_before_1_30(cfg, existing.version, source, project)
     releases = _check_pins(st, existing)
+    _check_account(st)
 
     network = _network(st)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
@@ -220,6 +223,43 @@ def _check_pins(st: _Stack, existing: aws.eks.GetClusterResult | None) -> dict[s
                       if created else {}, source=st.source, project=project)
 
 
+def _check_account(st: _Stack) -> None:
+    """What only the account knows, before anything is registered: the zones by ID, the instance types offered
+    there, and a VPC this stack already created (a `vpcCidr` or zone change it cannot carry out)."""
+    cfg, net = st.cfg, st.cfg.network
+    at_net, at_cluster = (f"{st.project}:network",), (f"{st.project}:cluster",)
+    zones = {z: at_net + ("privateSubnetIds", z) for z in net.zones} if net.adopting else \
+        {z: at_net + ("availabilityZones", i) for i, z in enumerate(net.zones)}
+    launchers: list[Launcher] = []
+    if not cfg.cluster.existing:
+        system = cfg.cluster.system_node_group
+        launchers.append(Launcher("node group", "system", at_cluster + ("systemNodeGroup", "instanceTypes"),
+                                  tuple(system.instance_types), tuple(zones)))
+        launchers += [Launcher("node group", g.name, at_cluster + ("spotNodeGroups", i, "instanceTypes"),
+                               tuple(g.instance_types), tuple(zones))
+                      for i, g in enumerate(cfg.cluster.spot_node_groups)]
+    for i, pool in enumerate(cfg.node_pools):
+        pinned = pinned_types(pool)
+        if pinned:
+            launchers.append(Launcher("NodePool", pool.name, (f"{st.project}:nodePools", i), pinned,
+                                      tuple(z for z in zones if not pool.zones or z in pool.zones)))
+    check_zones(zones, cfg.region, control_plane=not cfg.cluster.existing, launchers=launchers, source=st.source)
+    if not net.adopting:
+        check_network(st.name, {**st.tags, **net.tags}, vpc_cidr=net.vpc_cidr, zones=net.zones, at=at_net,
+                      source=st.source)
+
+
+def pinned_types(pool: NodePoolConfig) -> tuple[str, ...]:
+    """The instance types, else the families, a pool is pinned to (its fields or an `In` requirement): what it
+    admits lies within them. Empty: it admits whole categories."""
+    for field, key in ((pool.instance_types, INSTANCE_TYPE), (pool.instance_families, INSTANCE_FAMILY)):
+        named = [*(field or ()), *(v for r in pool.requirements if r.key == key and r.operator == "In"
+                                   for v in r.values or ())]
+        if named:
+            return tuple(dict.fromkeys(named))
+    return ()
+
+
 def _network(st: _Stack) -> Network:
     # Not protected as a whole: `protect` would reach every child. The component protects the VPC, subnets and
     # log group only, so route tables, gateways and NAT stay replaceable.
@@ -248,6 +288,7 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
         "tags": st.tags, "awsAuthRoleArns": [node_role.role_arn],
         "lookupOidcProvider": cfg.karpenter.identity == "irsa", "deletionProtection": cfg.protect,
         "providerCredentials": cfg.access.provider_credentials, "deployers": cfg.access.deployers,
+        "clusterAdmins": cfg.access.cluster_admins,
         "adminsComponent": "access", "accessTeams": [t.name for t in cfg.access.teams], "source": st.source,
         "configPath": (f"{st.project}:cluster",), "existingCluster": existing,
         "protect": cfg.protect, "iamNames": st.iam, "permissionsBoundary": cfg.permissions_boundary,
@@ -258,11 +299,11 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
 
 
 def _access(st: _Stack, cluster: Cluster, node_role_name: str, namespaces: Namespaces | None) -> Access | None:
-    """People, CI roles and consumer stacks' deploy roles: access entries with access-policy associations; the
-    preview deployers' read-only roles."""
+    """Teams and consumer stacks' deploy roles: access entries with access-policy associations (the cluster
+    admins' are the Cluster component's, beside the deployers'); the preview deployers' read-only roles."""
     cfg = st.cfg
     previews = any(d.role == "preview" for d in cfg.access.deployers)
-    if not (cfg.access.cluster_admins or cfg.access.teams or previews):
+    if not (cfg.access.teams or previews):
         return None
     own = [cfg.karpenter.namespace, *([cfg.node_termination_handler.namespace]
                                       if cfg.node_termination_handler.enabled else [])]
@@ -498,7 +539,7 @@ def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole,
         p.name: [{"local": w.local, "utc": w.utc, "budget": w.budget, "daylightSaving": w.daylight_saving}
                  for w in render_windows(p.disruption.windows, p.disruption.time_zone, today())]
         for p in cfg.node_pools if p.disruption.windows})
-    pulumi.export("accessPrincipals", [e.principal_arn for e in access_entries(cfg.access)] if access else [])
+    pulumi.export("accessPrincipals", [e.principal_arn for e in access_entries(cfg.access)])
     pulumi.export("teamNamespaces", {team.name: list(team.namespaces) for team in cfg.access.teams})
     pulumi.export("vpcId", network.vpc_id)
     pulumi.export("privateSubnetIds", network.private_subnet_ids)

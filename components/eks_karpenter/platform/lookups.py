@@ -1,12 +1,23 @@
-"""Pins checked at preview against the account's region, before anything is registered.
+"""What only the account knows, checked at preview against the account's region, before anything is registered.
 
-With credentials (`pulumi preview`/`up`, `infra plan --live`) the program asks AWS whether what it pins exists for
-the cluster's Kubernetes minor; offline the plan engine's mocks answer (tools/engine/mocks.py), and tests answer
-with fixtures that include missing versions:
+With credentials (`pulumi preview`/`up`, `infra plan --live`) the program asks AWS; offline the plan engine's mocks
+answer (tools/engine/mocks.py), and tests answer with fixtures that include what is missing:
 
+- who runs it (`aws.get_caller_identity`): a declared deployer or cluster admin, and not the read-only preview
+  deployer for an `up` (access/rules.py, `caller_issues`);
+- the zones, by zone ID (`aws.get_availability_zones`; a letter is a different physical zone in each account):
+  each chosen zone exists in this account, and a cluster this stack creates is in none EKS refuses
+  (`arns.EKS_UNSUPPORTED_ZONE_IDS`); the subnets keep their zone names (switching them to IDs would replace
+  every subnet);
+- instance-type offerings in those zones (`aws.ec2.get_instance_type_offerings`, for the named types only): each
+  node group has a type offered in every zone, each NodePool pinned to types or families has one offered in its
+  zones; a type, family or zone that only narrows what launches is a warning;
+- a VPC this stack already created (`aws.ec2.get_vpcs` by its Name and cluster tags, its discovery-tagged
+  subnets): a `vpcCidr` it does not have, or zones reordered or removed, are refused (docs/changes.md);
 - each EKS add-on version (`aws.eks.get_addon_version`: EKS's default and newest version for the minor). A pin
-  newer than the newest cannot exist and fails, naming both; a pin that is neither is reported as unconfirmed
-  (the invoke names only those two: `eks-karpenter pins --live` lists them all);
+  newer than the newest cannot exist and fails, naming both; a pin that is neither is reported as unconfirmed.
+  No data source lists every version (the invoke, like Terraform's `aws_eks_addon_version`, names only those
+  two): `eks-karpenter pins --live` reads them all (DescribeAddonVersions) and fails on a pin EKS does not offer;
 - the AMI behind each EC2NodeClass alias, for each architecture its NodePools admit: the public SSM parameter
   Karpenter itself resolves (`al2023@`, `al2@`, `bottlerocket@`). A missing one fails, naming the newest release;
 - the system node group's AMI release: the managed node group release (`releaseVersion`, `<minor>.<patch>-<date>`)
@@ -18,21 +29,32 @@ with fixtures that include missing versions:
 
 The parameter names are pure functions, tested on their own; `check_pins` does the invokes.
 """
-
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 
-from eks_karpenter import versions
+from eks_karpenter import tags, versions
+from eks_karpenter.arns import EKS_UNSUPPORTED_ZONE_IDS
 from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
 from eks_karpenter.labels import ARCH
+from eks_karpenter.platform.access.config import AccessConfig
+from eks_karpenter.platform.access.rules import caller_issues
+from eks_karpenter.platform.network.plan import plan_subnets, vpc_name
 from eks_karpenter.platform.nodepool.config import NodeClassConfig, NodePoolConfig
 
 ADDON_TOKEN = "aws:eks/getAddonVersion:getAddonVersion"
+CALLER_TOKEN = "aws:index/getCallerIdentity:getCallerIdentity"
+ZONES_TOKEN = "aws:index/getAvailabilityZones:getAvailabilityZones"
+OFFERINGS_TOKEN = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"
+VPCS_TOKEN = "aws:ec2/getVpcs:getVpcs"
+VPC_TOKEN = "aws:ec2/getVpc:getVpc"
+SUBNETS_TOKEN = "aws:ec2/getSubnets:getSubnets"
+SUBNET_TOKEN = "aws:ec2/getSubnet:getSubnet"
 SSM_TOKEN = "aws:ssm/getParameter:getParameter"
 ARCHITECTURES = {"amd64": "x86_64", "arm64": "arm64"}
 """Kubernetes architecture -> the name in EKS's and Bottlerocket's SSM paths."""
@@ -265,3 +287,175 @@ def check_pins(minor: str, *, addons: dict[str, str] | None, classes: Sequence[N
     for warning in warnings:
         pulumi.log.warn(warning)
     return releases
+
+
+def check_caller(access: AccessConfig, *, cluster_created: bool, source: str, project: str) -> None:
+    """The identity this run acts as (environment credentials, a profile, or `aws:assumeRoles`: the default AWS
+    provider's) against the declared deployers; raises `ConfigError` naming `access.deployers`."""
+    caller = str(aws.get_caller_identity().arn)
+    issues = caller_issues(caller, access, (f"{project}:access",), dry_run=pulumi.runtime.is_dry_run(),
+                           cluster_created=cluster_created)
+    if issues:
+        raise ConfigError(source, issues)
+
+
+# --- zones and instance-type offerings ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Launcher:
+    """A node group or NodePool: the instance types it names, in which zones, and where the stack sets them."""
+
+    kind: str
+    """`node group` or `NodePool`."""
+    name: str
+    at: KeyPath
+    types: tuple[str, ...]
+    """A node group's `instanceTypes`; the types and families (no size: `m7i`) a NodePool is pinned to (its
+    `instanceTypes` or `instanceFamilies`, or an `In` requirement on either), which bound what it admits. A pool
+    pinned to neither admits whole categories, some of which every zone offers: not looked up."""
+    zones: tuple[str, ...]
+
+
+def zone_issues(zones: Mapping[str, KeyPath], account: Mapping[str, str], region: str,
+                control_plane: bool) -> list[Issue]:
+    """Chosen zones (name -> key path) against the account's (name -> zone ID): each must exist, and, where this
+    stack creates the cluster (`control_plane`), not be a zone ID EKS refuses."""
+    known = ", ".join(f"{name} ({zone_id})" for name, zone_id in sorted(account.items()))
+    issues: list[Issue] = []
+    for zone, at in zones.items():
+        zone_id = account.get(zone)
+        if zone_id is None:
+            issues.append(Issue(at, f"this account has no zone {zone} (its zones in {region}: {known}; a zone letter "
+                                "is a different physical zone in each account: `aws ec2 describe-availability-zones "
+                                f"--region {region}`)", zone))
+        elif control_plane and zone_id in EKS_UNSUPPORTED_ZONE_IDS.get(region, ()):
+            issues.append(Issue(at, f"{zone} is zone {zone_id} in this account, where EKS creates no cluster "
+                                "(UnsupportedAvailabilityZoneException, after the VPC is built): choose another of "
+                                f"its zones ({known})", zone))
+    return issues
+
+
+def type_filter(name: str) -> str:
+    """The `instance-type` filter value for a type or a family (`m7i` -> `m7i.*`)."""
+    return name if "." in name else f"{name}.*"
+
+
+def _named(pin: str, types: frozenset[str]) -> bool:
+    """A type, or a family (no size), among `types`."""
+    return pin in types if "." in pin else any(t.split(".", 1)[0] == pin for t in types)
+
+
+def offering_issues(offered: Mapping[str, frozenset[str]], zone_ids: Mapping[str, str],
+                    launchers: Sequence[Launcher]) -> tuple[list[Issue], list[str]]:
+    """(issues, warnings): a node group without a type offered in one of its zones (its nodes cannot launch
+    there) or a NodePool none of whose pinned types is offered in its zones is refused; a type, family or zone that
+    only narrows what can launch is a warning. Zones not in `offered` (not in the account) are reported
+    elsewhere."""
+    issues: list[Issue] = []
+    warnings: list[str] = []
+    for launcher in launchers:
+        zones = [z for z in launcher.zones if z in offered]
+        names = f"{launcher.kind} {launcher.name}"
+        where = ", ".join(f"{z} ({zone_ids.get(z, '?')})" for z in zones)
+        in_zone = {z: [t for t in launcher.types if _named(t, offered[z])] for z in zones}
+        if launcher.kind == "node group":
+            for zone in (z for z in zones if not in_zone[z]):
+                issues.append(Issue(launcher.at, f"{names}: none of its instance types is offered in {zone} "
+                                    f"({zone_ids.get(zone, '?')}) in this account, so its nodes cannot launch there: "
+                                    "add a type offered there (`aws ec2 describe-instance-type-offerings "
+                                    "--location-type availability-zone --filters "
+                                    f"Name=location,Values={zone}`) or choose another zone", list(launcher.types)))
+            for t in launcher.types:
+                # Zones with none of the group's types are refused above; here, those where others stand in.
+                missing = [z for z in zones if in_zone[z] and t not in in_zone[z]]
+                if missing:
+                    warnings.append(f"{names}: {t} is not offered in {', '.join(missing)} in this account: the "
+                                    "group launches its other types there")
+            continue
+        if zones and not any(in_zone.values()):
+            issues.append(Issue(launcher.at, f"{names} is pinned to {', '.join(launcher.types)}, none of which is "
+                                f"offered in its zones ({where}) in this account: Karpenter could launch no node for "
+                                "it", list(launcher.types)))
+            continue
+        for t in launcher.types:
+            if zones and not any(t in found for found in in_zone.values()):
+                warnings.append(f"{names}: {t} is offered in none of its zones ({where}) in this account")
+        empty = [z for z in zones if not in_zone[z]]
+        if empty:
+            warnings.append(f"{names} admits no instance type offered in {', '.join(empty)}: its nodes launch in "
+                            "the other zones only")
+    return issues, warnings
+
+
+def check_zones(zones: Mapping[str, KeyPath], region: str, *, control_plane: bool, launchers: Sequence[Launcher],
+                source: str) -> None:
+    """The zone and offering look-ups above; raises `ConfigError`, logs the warnings. Offerings are asked for the
+    named types only (one invoke; a whole region's offerings are thousands of rows)."""
+    found = aws.get_availability_zones(state="available")
+    account = dict(zip(found.names, found.zone_ids, strict=True))
+    issues = zone_issues(zones, account, region, control_plane)
+    present = sorted(z for z in zones if z in account)
+    wanted = sorted({type_filter(t) for launcher in launchers for t in launcher.types})
+    offered: dict[str, frozenset[str]] = {}
+    if present and wanted:
+        offerings = aws.ec2.get_instance_type_offerings(
+            location_type="availability-zone",
+            filters=[{"name": "location", "values": present}, {"name": "instance-type", "values": wanted}])
+        by_zone: dict[str, set[str]] = {z: set() for z in present}
+        for instance_type, location in zip(offerings.instance_types, offerings.locations, strict=True):
+            by_zone.setdefault(location, set()).add(instance_type)
+        offered = {z: frozenset(types) for z, types in by_zone.items()}
+    found_issues, warnings = offering_issues(offered, account, launchers)
+    issues += found_issues
+    if issues:
+        raise ConfigError(source, issues)
+    for warning in warnings:
+        pulumi.log.warn(warning)
+
+
+# --- a VPC this stack already created ---------------------------------------------------------------------------
+
+def network_change_issues(vpc_id: str, cidr: str, subnets: Mapping[str, tuple[str, str]], *, vpc_cidr: str,
+                          zones: Sequence[str], at: KeyPath) -> list[Issue]:
+    """The stack's existing VPC (`cidr`, and its private subnets: zone -> (subnet id, CIDR)) against the config:
+    a VPC's CIDR cannot change in place, and a zone's subnet ranges follow its position in the list, so a new
+    `vpcCidr`, or zones reordered or removed, would replace the network under a running cluster."""
+    if cidr != vpc_cidr:
+        return [Issue(at + ("vpcCidr",), f"this stack's VPC {vpc_id} exists with {cidr}: a VPC's CIDR cannot change "
+                      "in place, so the VPC, its subnets and gateways would be replaced under the running cluster "
+                      f"(which EKS cannot move). Keep {cidr}; for another range, destroy the stack first, or "
+                      "create a new one (docs/changes.md)", vpc_cidr)]
+    planned = {p.zone: p.private_cidr for p in plan_subnets(vpc_cidr, list(zones))} if zones else {}
+    issues: list[Issue] = []
+    for zone, (subnet_id, subnet_cidr) in sorted(subnets.items()):
+        if zone not in planned:
+            issues.append(Issue(at + ("availabilityZones",), f"{zone} is no longer listed, but this stack's subnet "
+                                f"{subnet_id} ({subnet_cidr}) is there: removing a zone deletes subnets the "
+                                "cluster's network interfaces and nodes sit in. Keep it (docs/changes.md says how to "
+                                "leave a zone)", list(zones)))
+        elif planned[zone] != subnet_cidr:
+            issues.append(Issue(at + ("availabilityZones", list(zones).index(zone)), f"{zone} moved in the list: "
+                                f"its subnet {subnet_id} has {subnet_cidr}, the new position gives "
+                                f"{planned[zone]}, which replaces it under the running cluster. Keep the existing "
+                                "zones in their order and append new ones at the end", zone))
+    return issues
+
+
+def check_network(cluster: str, network_tags: Mapping[str, str], *, vpc_cidr: str, zones: Sequence[str],
+                  at: KeyPath, source: str) -> None:
+    """Look up the VPC this stack created (by its Name and cluster tags) and its discovery-tagged private subnets;
+    raises `ConfigError` on a change `pulumi up` would half-apply. No such VPC (a first `up`): nothing to check."""
+    wanted = {"Name": vpc_name(cluster), tags.CLUSTER_TAG_KEY: network_tags.get(tags.CLUSTER_TAG_KEY, cluster)}
+    issues: list[Issue] = []
+    for vpc_id in aws.ec2.get_vpcs(tags=wanted).ids:
+        cidr = str(aws.ec2.get_vpc(id=vpc_id).cidr_block)
+        subnet_ids = aws.ec2.get_subnets(filters=[
+            {"name": "vpc-id", "values": [vpc_id]},
+            {"name": f"tag:{tags.DISCOVERY_KEY}", "values": [cluster]}]).ids
+        subnets: dict[str, tuple[str, str]] = {}
+        for subnet_id in subnet_ids:
+            subnet = aws.ec2.get_subnet(id=subnet_id)
+            subnets[str(subnet.availability_zone)] = (subnet_id, str(subnet.cidr_block))
+        issues += network_change_issues(vpc_id, cidr, subnets, vpc_cidr=vpc_cidr, zones=zones, at=at)
+    if issues:
+        raise ConfigError(source, issues)

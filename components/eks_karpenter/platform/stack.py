@@ -37,6 +37,7 @@ from eks_karpenter.platform.access.config import AccessConfig, Arn
 from eks_karpenter.platform.access.guardrails import pool_rights_issues
 from eks_karpenter.platform.access.plan import aws_provider_identity
 from eks_karpenter.platform.access.rules import (
+    created_cluster_issues,
     deployer_issues,
     platform_objects_in_team_prefix,
     provider_identity_issues,
@@ -206,6 +207,9 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     issues += account_problems
     parsed: dict[str, Any] = {"region": region if not region_problems else "us-east-1"}
     issues += _apply_cluster_name(config, raw, project, parsed, failed)
+    access = raw.get("access")
+    # A deployer the shortcut wrote is reported at the key the stack file has (`<project>:deployerArn`).
+    from_shortcut = f"{project}:deployerArn" in config and not (isinstance(access, dict) and "deployers" in access)
     issues += _apply_deployer_shortcuts(config, raw, project, parsed, failed)
     fields = StackConfig.__pydantic_fields__
     # Only the sections the file gives are validated (`_section_adapter`); one it leaves out takes its model's
@@ -242,8 +246,11 @@ def load_stack_config(config: Mapping[str, str], source: str, project: str = PRO
     cfg = StackConfig.model_construct(**parsed)
     issues += validate_stack(cfg, project, failed=frozenset(failed), accounts=accounts, today=today)
     if issues:
-        raise ConfigError(source, [dataclasses.replace(i, message=in_namespace(i.message, project))
-                                   for i in issues], lines)
+        written = (_key("access", project), "deployers", 0, "principalArn")
+        raise ConfigError(source, [dataclasses.replace(
+            i, message=in_namespace(i.message, project),
+            path=(f"{project}:deployerArn",) if from_shortcut and i.path[:4] == written else i.path)
+            for i in issues], lines)
     if warnings is not None:
         warnings += [dataclasses.replace(w, message=in_namespace(w.message, project)).render(
             source, line_of(lines or {}, w.path)) for w in stack_warnings(cfg, project)]
@@ -438,6 +445,9 @@ def _access_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
             c.at("nodePools"), c.at("nodeClasses"))
     if c.ok("cluster"):
         issues += deployer_issues(cfg.access, cluster_created=not cfg.cluster.existing, at=c.at("access"))
+        if not cfg.cluster.existing:
+            issues += created_cluster_issues(cfg.access, c.at("access"), at_cluster=c.at("cluster"),
+                                             aws_auth_compatibility=cfg.cluster.aws_auth_compatibility)
         issues += pool_rights_issues(cfg.access.teams, cfg.cluster.version, c.at("access"))
     if c.ok("karpenter", "node_termination_handler"):
         platform = {cfg.karpenter.namespace: "karpenter.namespace"}

@@ -383,6 +383,24 @@ ACTIONS: dict[str, TypeActions] = {
     # --- provider look-ups (invokes) ------------------------------------------------------------------------------
     "aws:index/getCallerIdentity:getCallerIdentity": TypeActions(
         read=("sts:GetCallerIdentity",), evidence=(f"{TF_AWS} internal/service/sts/caller_identity_data_source.go",)),
+    "aws:index/getAvailabilityZones:getAvailabilityZones": TypeActions(
+        read=("ec2:DescribeAvailabilityZones",),
+        evidence=(f"{TF_AWS} internal/service/ec2/ec2_availability_zones_data_source.go",)),
+    "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": TypeActions(
+        read=("ec2:DescribeInstanceTypeOfferings",),
+        evidence=(tf("internal/service/ec2/ec2_instance_type_offerings_data_source.go",
+                     "0593466d96e383de3f75587805537f6e590ebf4e"),)),
+    "aws:ec2/getVpcs:getVpcs": TypeActions(
+        read=("ec2:DescribeVpcs",), evidence=(f"{TF_AWS} internal/service/ec2/vpc_vpcs_data_source.go",)),
+    "aws:ec2/getVpc:getVpc": TypeActions(
+        # The VPC, three of its attributes, and its main route table (a failure there is only logged).
+        read=("ec2:DescribeVpcs", "ec2:DescribeVpcAttribute", "ec2:DescribeRouteTables"),
+        evidence=(tf("internal/service/ec2/vpc_data_source.go", "01606926a0c0ab9174aec440f976a48b0baee722"),)),
+    "aws:ec2/getSubnets:getSubnets": TypeActions(
+        read=("ec2:DescribeSubnets",), evidence=(f"{TF_AWS} internal/service/ec2/vpc_subnets_data_source.go",)),
+    "aws:ec2/getSubnet:getSubnet": TypeActions(
+        read=("ec2:DescribeSubnets",),
+        evidence=(tf("internal/service/ec2/vpc_subnet_data_source.go", "0783fd09cdfa9201dae19db722eb7151c932ba7d"),)),
     "aws:eks/getAddonVersion:getAddonVersion": TypeActions(
         read=("eks:DescribeAddonVersions",), evidence=(f"{TF_AWS} internal/service/eks/addon_version_data_source.go",)),
     "aws:ssm/getParameter:getParameter": TypeActions(

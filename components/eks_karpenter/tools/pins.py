@@ -344,7 +344,19 @@ def run(args: argparse.Namespace, *, clients: tuple[Any, Any] | None = None, get
             print(f"wrote: {move}", file=sys.stderr)
     for note in override_notes(program_root(None)):
         print(f"note: {note}", file=sys.stderr)
+    if args.write:
+        return 0
+    # The full existence check (the preview's look-up sees only EKS's default and newest add-on versions).
+    missing = [p.name for p in pins if p.note.startswith(MISSING_NOTES)]
+    if missing:
+        print(f"error: pinned but not offered for Kubernetes {args.kubernetes}: {', '.join(missing)} (see the "
+              "notes; --write moves them)", file=sys.stderr)
+        return 3
     return 0
+
+
+MISSING_NOTES = ("not offered for Kubernetes", "does not resolve for Kubernetes")
+"""The notes `live_pins` gives a pin that does not exist."""
 
 
 NO_REGION = ("--live needs an AWS region: pass --region REGION, or set AWS_REGION (or a region in the AWS "

@@ -246,7 +246,7 @@ def test_an_entry_is_named_by_its_principal_and_aliases_every_former_name() -> N
     assert f"{ACCESS_URN}access-team-batch-123456789012-role-team-batch-deploy" in team.options["aliases"]
 
 
-@pytest.mark.parametrize(("move", "home"), [("clusterAdmins", "Access"), ("teams", "Access"),
+@pytest.mark.parametrize(("move", "home"), [("clusterAdmins", "Cluster"), ("teams", "Access"),
                                             ("deployers", "Cluster")])
 def test_a_principal_moved_between_lists_keeps_its_one_entry(move: str, home: str, tmp_path: Path) -> None:
     from eks_karpenter.tools.engine.diff import diff_plans
@@ -274,7 +274,9 @@ def test_a_principal_moved_between_lists_keeps_its_one_entry(move: str, home: st
     assert touched <= {(ENTRY, "update"), (ASSOC, "update"), (ASSOC, "replace")}, touched
     [entry] = [r for r in result.document.by_type(ENTRY) if r.inputs["principalArn"] == moved]
     assert entry.urn.split("::")[2].startswith(f"eks-karpenter:index:{home}$")
-    assert any(new == entry.urn for _, new in diff.aliased)
+    # A move within one home (a deployer who becomes a cluster admin) keeps the very URN; across homes, an alias.
+    assert entry.urn in {r.urn for r in plan_stack("dev").resources} or \
+        any(new == entry.urn for _, new in diff.aliased)
 
 
 # --- one identity for both providers ---------------------------------------------------------------------------
@@ -318,6 +320,12 @@ def test_the_aws_provider_role_must_be_a_declared_deployer() -> None:
     config["aws:assumeRoles"] = [{"roleArn": "arn:aws:iam::123456789012:role/someone-else"}]
     assert "role/someone-else (aws:assumeRoles) runs `pulumi up` here but is not a declared deployer" in \
         refusal(config)
+
+
+def test_the_aws_provider_role_may_be_a_cluster_admin() -> None:
+    config = stack_config("prod")
+    config["aws:assumeRoles"] = [{"roleArn": "arn:aws:iam::123456789012:role/platform-break-glass"}]
+    load(config)
 
 
 def test_identity_helpers() -> None:
@@ -382,3 +390,181 @@ def test_an_ingress_rule_moves_to_another_group_only_by_replacement() -> None:
     from eks_karpenter.tools.engine.replacements import REPLACE_ON_CHANGE, replacing_paths
 
     assert replacing_paths(RULE, REPLACE_ON_CHANGE) == ("securityGroupId",)
+
+
+# --- access that cannot work is refused at plan time ----------------------------------------------------------
+
+SSO_NAME = "AWSReservedSSO_AdministratorAccess_0123456789abcdef"
+SSO_NO_PATH = f"arn:aws:iam::111122223333:role/{SSO_NAME}"
+SSO_SESSION = f"arn:aws:sts::111122223333:assumed-role/{SSO_NAME}/jane.doe@example.com"
+
+
+def with_deployers(*deployers: dict[str, Any]) -> dict[str, Any]:
+    config = stack_config("dev")
+    config["eks-karpenter:access"]["deployers"] = list(deployers)
+    return config
+
+
+def test_an_identity_center_role_without_its_path_is_refused_with_the_path_form() -> None:
+    config = with_deployers({"name": "laptop", "principalArn": SSO_NO_PATH.replace("111122223333", "123456789012")})
+    text = refusal(config)
+    assert "eks-karpenter:access.deployers[0].principalArn: an IAM Identity Center role without its path" in text
+    assert "principalArn is invalid" in text
+    assert f"arn:aws:iam::123456789012:role/aws-reserved/sso.amazonaws.com/[<region>/]{SSO_NAME}" in text
+    assert f"aws iam get-role --role-name {SSO_NAME} --query Role.Arn" in text
+    assert "aws iam list-roles --path-prefix /aws-reserved/sso.amazonaws.com/" in text
+
+
+def test_an_identity_center_role_without_its_path_is_refused_as_admin_and_team_principal() -> None:
+    config = stack_config("prod")
+    config["eks-karpenter:access"]["clusterAdmins"][0] = SSO_NO_PATH.replace("111122223333", "123456789012")
+    assert "eks-karpenter:access.clusterAdmins[0]: an IAM Identity Center role without its path" in refusal(config)
+
+
+def test_an_identity_center_session_arn_is_refused_with_the_role_and_its_path() -> None:
+    config = with_deployers({"name": "laptop", "principalArn": SSO_SESSION.replace("111122223333", "123456789012")})
+    text = refusal(config)
+    assert "access.deployers[0].principalArn: a session ARN (assumed-role, as `aws sts get-caller-identity` " \
+           "prints it)" in text
+    assert f"arn:aws:iam::123456789012:role/aws-reserved/sso.amazonaws.com/[<region>/]{SSO_NAME}" in text
+
+
+def test_a_plain_session_arn_names_the_role_behind_it() -> None:
+    config = with_deployers({"name": "ci", "principalArn": "arn:aws:sts::123456789012:assumed-role/github-deploy/"
+                             "GitHubActions"})
+    text = refusal(config)
+    assert "a session ARN (assumed-role) changes with every login: give the role, " \
+           "arn:aws:iam::123456789012:role/github-deploy" in text
+
+
+def test_the_template_prompt_names_the_key_it_wrote() -> None:
+    config = {"aws:region": "eu-west-1", "eks-karpenter:clusterName": "platform",
+              "eks-karpenter:deployerArn": SSO_NO_PATH.replace("111122223333", "123456789012"),
+              "eks-karpenter:deployerCidr": "198.51.100.7/32"}
+    assert "eks-karpenter:deployerArn: an IAM Identity Center role without its path" in refusal(config)
+
+
+def test_the_template_prompt_says_how_to_find_the_role_with_its_path() -> None:
+    import yaml
+
+    from tests.support import REPO
+
+    project = yaml.safe_load((REPO / "templates" / "eks-karpenter" / "Pulumi.yaml").read_text())
+    prompt = project["template"]["config"]["deployerArn"]["description"]
+    assert "aws-reserved/sso.amazonaws.com/" in prompt and "aws iam get-role" in prompt
+    assert "Not the assumed-role ARN `aws sts get-caller-identity` prints" in prompt
+
+
+def test_a_created_cluster_whose_only_deployer_is_read_only_is_refused() -> None:
+    text = refusal(with_deployers({"name": "preview", "principalArn": PREVIEW, "role": "preview"}))
+    assert "eks-karpenter:access.deployers: no `deploy` deployer" in text and "role: deploy" in text
+
+
+def test_an_adopted_cluster_may_list_only_a_preview_deployer() -> None:
+    config = stack_config("brownfield")
+    config["eks-karpenter:access"] = {"deployers": [{"name": "preview", "principalArn": PREVIEW,
+                                                     "role": "preview"}]}
+    load(config)
+
+
+def test_assuming_the_preview_role_for_every_run_is_refused() -> None:
+    config = stack_config("dev")
+    config["aws:assumeRoles"] = [{"roleArn": PREVIEW}]
+    text = refusal(config)
+    assert "aws:assumeRoles: the last role is the read-only preview deployer 'preview'" in text
+    config["aws:assumeRoles"] = [{"roleArn": CI}]
+    load(config)
+
+
+# --- the identity running the program, resolved at preview ------------------------------------------------------
+
+CALLER = "aws:index/getCallerIdentity:getCallerIdentity"
+
+
+def as_caller(arn: str) -> dict[str, Any]:
+    return {CALLER: {"accountId": "123456789012", "userId": "AROAEXAMPLE:session", "arn": arn}}
+
+
+def run_as(stack: str, arn: str, preview: bool = False) -> Any:
+    from eks_karpenter.tools.engine import run_plan
+
+    from tests.support import REPO
+
+    return run_plan(REPO, stack, invoke_results=as_caller(arn), preview=preview)
+
+
+def test_offline_the_plan_runs_as_the_first_deploy_deployer_session() -> None:
+    doc = plan_stack("dev")
+    assert CALLER in [i.token for i in doc.invokes]
+    from eks_karpenter.tools.engine.mocks import plan_caller
+
+    laptop = stack_config("dev")["eks-karpenter:access"]["deployers"][0]["principalArn"]
+    name = laptop.rsplit("/", 1)[1]
+    assert plan_caller(flat(stack_config("dev")), "eks-karpenter") == \
+        f"arn:aws:sts::123456789012:assumed-role/{name}/eks-karpenter-plan"
+
+
+def test_an_identity_center_session_matches_its_declared_role_by_name() -> None:
+    # The session ARN has no IAM path; the declared role has aws-reserved/sso.amazonaws.com/eu-west-1/.
+    result = run_as("dev", "arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_PlatformAdmin_0123456789abcdef/"
+                    "jane.doe@example.com")
+    assert result.error is None, result.error
+
+
+@pytest.mark.parametrize("arn", [
+    "arn:aws:sts::123456789012:assumed-role/someone-else/session",
+    "arn:aws:iam::123456789012:user/jane",
+    "arn:aws:iam::123456789012:root",
+    "arn:aws:sts::999999999999:assumed-role/github-deploy/ci-run-1",  # the CI role's name, in another account
+    "arn:aws:sts::123456789012:assumed-role/team-batch-deploy/ci",  # a team's principal: namespace access only
+])
+def test_an_undeclared_caller_is_refused_before_anything_is_registered(arn: str) -> None:
+    result = run_as("dev", arn)
+    assert isinstance(result.error, ConfigError)
+    text = str(result.error)
+    assert f"eks-karpenter:access.deployers: `pulumi up` (or destroy) runs as {arn}" in text
+    assert "not a declared deployer or cluster admin" in text and "aws iam get-role" in text
+    assert [r for r in result.document.resources if r.custom] == []
+
+
+def test_the_preview_deployer_may_preview_but_not_up() -> None:
+    session = "arn:aws:sts::123456789012:assumed-role/github-preview/GitHubActions"
+    assert run_as("dev", session, preview=True).error is None
+    result = run_as("dev", session)
+    assert isinstance(result.error, ConfigError)
+    text = str(result.error)
+    assert "eks-karpenter:access.deployers[2].role: " + session + " is the read-only deployer 'preview'" in text
+    assert "may run `pulumi preview`, not `pulumi up` or destroy" in text
+    assert [r for r in result.document.resources if r.custom] == []
+
+
+def test_an_undeclared_caller_is_refused_at_preview_too() -> None:
+    result = run_as("dev", "arn:aws:sts::123456789012:assumed-role/someone-else/s", preview=True)
+    assert isinstance(result.error, ConfigError) and "`pulumi preview` runs as" in str(result.error)
+
+
+def test_a_cluster_admin_may_run_up() -> None:
+    assert run_as("prod", "arn:aws:sts::123456789012:assumed-role/platform-break-glass/oncall").error is None
+
+
+def test_an_adopted_cluster_without_deployers_is_not_checked() -> None:
+    assert run_as("brownfield", "arn:aws:iam::123456789012:user/someone").error is None
+
+
+def test_cluster_admins_are_awaited_like_deployers() -> None:
+    # Any cluster admin may run `up`: the provider waits for their entries, and destroy deletes them last.
+    doc = plan_stack("prod")
+    admins = stack_config("prod")["eks-karpenter:access"]["clusterAdmins"]
+    entries = {r.inputs["principalArn"]: r for r in doc.by_type(ENTRY) if r.inputs["principalArn"] in admins}
+    assert set(entries) == set(admins)
+    depends = set(provider(doc).options["dependsOn"])
+    for entry in entries.values():
+        [assoc] = [r for r in doc.by_type(ASSOC) if r.parent == entry.urn]
+        assert {entry.urn, assoc.urn} <= depends
+        assert assoc.inputs["policyArn"] == POLICY + "AmazonEKSClusterAdminPolicy"
+        # Made by the Access component before: kept through an alias, not replaced.
+        assert entry.name.startswith("cluster-entry-")
+        old = entry.urn.replace("eks-karpenter:index:Cluster$", "eks-karpenter:index:Access$")
+        assert old.replace("::cluster-entry-", "::access-entry-") in entry.options["aliases"]
+        assert old.replace("::cluster-entry-", "::access-admin-") in entry.options["aliases"]
+    assert doc.outputs["accessPrincipals"] == admins

@@ -14,9 +14,9 @@ from eks_karpenter.config.errors import KeyPath
 from eks_karpenter.platform.access.config import AccessConfig
 from eks_karpenter.platform.access.guardrails import policy_name
 from eks_karpenter.platform.access.plan import (
-    access_entries,
     former_entry_keys,
     policy_arn,
+    team_entries,
     team_node_pool_binding,
     team_node_pool_cluster_role,
 )
@@ -74,12 +74,12 @@ def entry_aliases(key: str, home: str, components: Mapping[str, str | None],
 
 
 class Access(pulumi.ComponentResource):
-    """One STANDARD access entry per principal and one policy association each: AmazonEKSClusterAdminPolicy on
-    the cluster for `clusterAdmins`, the team's policy on its namespaces for each team principal.
+    """One STANDARD access entry per team principal and one policy association each: the team's policy on its
+    namespaces.
 
-    The deployers' own entries belong to the Cluster component (its Kubernetes provider depends on them); no
-    entry here relies on who runs `pulumi up`. Teams with `nodePools: true` also get a ClusterRole and binding
-    (the Kubernetes provider comes from `opts`, `providers=`).
+    The entries of whoever may run `pulumi up` (deployers and `clusterAdmins`) belong to the Cluster component:
+    its Kubernetes provider depends on them. No entry here relies on who runs `pulumi up`. Teams with
+    `nodePools: true` also get a ClusterRole and binding (the Kubernetes provider comes from `opts`, `providers=`).
     """
 
     entries: list[pulumi.Resource]
@@ -89,7 +89,7 @@ class Access(pulumi.ComponentResource):
         super().__init__("eks-karpenter:index:Access", name, None, opts)
         cfg, cluster = args["config"], args["clusterName"]
         partition = partition_of(args["region"])
-        planned = access_entries(cfg)
+        planned = team_entries(cfg)
         cluster_name: pulumi.Input[str] = cluster
         self.entries = []
         homes = {"access": name, "cluster": args.get("deployersComponent")}

@@ -33,8 +33,9 @@ class Deployer(Model):
     name: DeployerName
     """Short name (lowercase, digits, dashes), used in resource names: `laptop`, `ci`, `preview`."""
     principal_arn: Arn
-    """The IAM role or user, as IAM shows it (an IAM Identity Center role with its `aws-reserved/...` path; a
-    role, never an `assumed-role` session ARN)."""
+    """The IAM role or user, as IAM shows it: an IAM Identity Center role with its
+    `aws-reserved/sso.amazonaws.com/[<region>/]` path (`aws iam get-role --role-name AWSReservedSSO_... --query
+    Role.Arn`), never the `assumed-role` session ARN `aws sts get-caller-identity` prints."""
     role: Literal["deploy", "preview"] = "deploy"
     """`deploy`: AmazonEKSClusterAdminPolicy (the program creates CRDs, cluster roles, Helm releases).
     `preview`: AmazonEKSViewPolicy and read-only roles for what else a preview reads (the cluster-scoped objects
@@ -111,7 +112,8 @@ class AccessConfig(Model):
     """Every identity that runs `pulumi up` or `pulumi preview` (a laptop admin, the CI deploy role, the PR
     preview role). Required for a cluster this stack creates."""
     cluster_admins: list[Arn] = Field(default_factory=empty_list)
-    """IAM roles, users or IAM Identity Center roles with AmazonEKSClusterAdminPolicy on the whole cluster."""
+    """IAM roles, users or IAM Identity Center roles with AmazonEKSClusterAdminPolicy on the whole cluster. Each may
+    also run `pulumi up`: their entries are created before, and deleted after, everything in the cluster."""
     teams: list[Team] = Field(default_factory=empty_list)
     """Teams with an access policy scoped to their namespaces (consumer stacks' deploy roles go here)."""
     pod_security_mode: PodSecurityMode = "enforce"

@@ -121,8 +121,9 @@ def entry_key(principal_arn: str) -> str:
 
 
 ENTRY_HOMES = ("cluster", "access")
-"""The components an access entry may live in: `cluster` (the deployers', which the Kubernetes provider waits
-for) and `access` (cluster admins' and teams')."""
+"""The components an access entry may live in: `cluster` (the deployers' and cluster admins', which the
+Kubernetes provider waits for) and `access` (teams', and cluster admins' before they moved beside the
+deployers)."""
 
 
 def former_entry_keys(principal_arn: str, *, deployer: str | None = None,
@@ -143,8 +144,16 @@ def former_entry_keys(principal_arn: str, *, deployer: str | None = None,
 
 
 def access_entries(cfg: AccessConfig) -> list[PlannedEntry]:
-    """Every entry to create: cluster admins (cluster scope), then each team's principals (namespace scope)."""
-    out = [PlannedEntry(entry_key(arn), arn, "clusterAdmin", (), None) for arn in cfg.cluster_admins]
+    """Every entry of `clusterAdmins` and `teams`: cluster admins (cluster scope), then each team's principals
+    (namespace scope). The admins' entries are made beside the deployers' (`deployer_entries`), the teams' by the
+    Access component (`team_entries`)."""
+    return [PlannedEntry(entry_key(arn), arn, "clusterAdmin", (), None) for arn in cfg.cluster_admins] + \
+        team_entries(cfg)
+
+
+def team_entries(cfg: AccessConfig) -> list[PlannedEntry]:
+    """Each team's principals' entries (namespace scope)."""
+    out: list[PlannedEntry] = []
     for team in cfg.teams:
         groups = (team_group(team.name),) if team.node_pools else ()
         out += [PlannedEntry(entry_key(arn), arn, team.policy, tuple(team.namespaces), team.name, groups)
@@ -179,11 +188,23 @@ namespaces (`preview_rbac`)."""
 _READ = ["get", "list", "watch"]
 
 
-def deployer_entries(deployers: list[Deployer]) -> list[PlannedEntry]:
-    """The access entry of each deployer: cluster scope, keyed by its principal (`entry_key`); previews in
-    PREVIEW_GROUP."""
-    return [PlannedEntry(entry_key(d.principal_arn), d.principal_arn, DEPLOYER_POLICIES[d.role], (), None,
-                         (PREVIEW_GROUP,) if d.role == "preview" else ()) for d in deployers]
+def deployer_entries(deployers: list[Deployer], cluster_admins: Sequence[str] = ()) -> list[PlannedEntry]:
+    """The access entry of each deployer (previews in PREVIEW_GROUP), then of each cluster admin: cluster scope,
+    keyed by its principal (`entry_key`), the entries of everyone who may run `pulumi up`."""
+    return [*(PlannedEntry(entry_key(d.principal_arn), d.principal_arn, DEPLOYER_POLICIES[d.role], (), None,
+                           (PREVIEW_GROUP,) if d.role == "preview" else ()) for d in deployers),
+            *(PlannedEntry(entry_key(arn), arn, "clusterAdmin", (), None) for arn in cluster_admins)]
+
+
+def caller_role_arn(caller_arn: str) -> str | None:
+    """The IAM role behind an STS caller ARN (`...:assumed-role/<name>/<session>` -> `...:role/<name>`).
+
+    The role's path is not in an assumed-role ARN, so callers compare by account and name only.
+    """
+    match = re.fullmatch(r"arn:([^:]+):sts::([0-9]{12}):assumed-role/([^/]+)/.+", caller_arn)
+    if not match:
+        return None
+    return f"arn:{match[1]}:iam::{match[2]}:role/{match[3]}"
 
 
 def preview_rbac(platform_namespaces: Sequence[str]) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""Rules on `eks-karpenter:access`: ARNs (partition, account, resource type), duplicates, team namespaces."""
+"""Rules on `eks-karpenter:access`: ARNs (partition, account, resource type, IAM Identity Center paths),
+duplicates, team namespaces, who may deploy a cluster this stack creates, and the identity a run acts as."""
 
 from __future__ import annotations
 
@@ -9,19 +10,50 @@ from typing import Any
 from eks_karpenter.arns import partition_of
 from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.platform.access.config import AccessConfig, ProviderCredentials, Team
-from eks_karpenter.platform.access.plan import SSO_PATH, AwsIdentity, entry_key, parse_principal, same_principal
+from eks_karpenter.platform.access.plan import (
+    SSO_PATH,
+    AwsIdentity,
+    caller_role_arn,
+    entry_key,
+    parse_principal,
+    same_principal,
+)
 from eks_karpenter.platform.namespaces.plan import BUILTIN_NAMESPACES
 
 _NAME = re.compile(r"^[A-Za-z0-9_+=,.@-]{1,128}$")
 _PATH_PART = re.compile(r"^[\x21-\x7e]+$")
 _SSO_NAME = re.compile(r"^AWSReservedSSO_[A-Za-z0-9_+=,.@-]+_[0-9a-f]{16}$")
+SSO_ROLE_PREFIX = "AWSReservedSSO_"
+"""The name prefix of the roles IAM Identity Center creates (under the path `SSO_PATH`) for permission sets."""
+
+
+def sso_lookup_hint(name: str) -> str:
+    """How to find an IAM Identity Center role's ARN with its path (the session ARN has no path)."""
+    return (f"`aws iam get-role --role-name {name} --query Role.Arn` prints it, or `aws iam list-roles "
+            f"--path-prefix /{SSO_PATH} --query 'Roles[].Arn'` lists them all")
+
+
+def session_message(arn: str) -> str:
+    """Why an `assumed-role` session ARN (what `aws sts get-caller-identity` prints) is not a principal, and the
+    role to give instead."""
+    role = caller_role_arn(arn)
+    if role is None:
+        return ("a session ARN (assumed-role) changes with every login: give the role, "
+                "arn:<partition>:iam::<account>:role/<name>")
+    name = role.rsplit("/", 1)[1]
+    if name.startswith(SSO_ROLE_PREFIX):
+        return ("a session ARN (assumed-role, as `aws sts get-caller-identity` prints it) changes with every login "
+                f"and has no IAM path: give the IAM Identity Center role with its path, "
+                f"{role.replace(':role/', ':role/' + SSO_PATH + '[<region>/]')}: {sso_lookup_hint(name)}")
+    return (f"a session ARN (assumed-role) changes with every login: give the role, {role} (with its path, if it "
+            f"has one: `aws iam get-role --role-name {name} --query Role.Arn`)")
 
 
 def check_principal(arn: str, at: KeyPath, region: str, kinds: tuple[str, ...] = ("role", "user")) -> list[Issue]:
-    """One principal ARN: IAM, this region's partition, a 12-digit account, a role or user (not a session)."""
+    """One principal ARN: IAM, this region's partition, a 12-digit account, a role or user (not a session), an IAM
+    Identity Center role with its path."""
     if re.fullmatch(r"arn:[^:]*:sts::[^:]*:assumed-role/.*", arn):
-        return [Issue(at, "a session ARN (assumed-role) changes with every login: give the role, "
-                      "arn:<partition>:iam::<account>:role/<name>", arn)]
+        return [Issue(at, session_message(arn), arn)]
     p = parse_principal(arn)
     if p is None:
         return [Issue(at, "not an IAM principal ARN (arn:<partition>:iam::<account>:role/<name> or :user/<name>)",
@@ -40,6 +72,11 @@ def check_principal(arn: str, at: KeyPath, region: str, kinds: tuple[str, ...] =
                             arn))
     elif not _NAME.fullmatch(p.name) or (p.path and not all(_PATH_PART.fullmatch(x) for x in p.path.split("/"))):
         issues.append(Issue(at, f"not a valid IAM {p.kind} name or path", arn))
+    elif p.kind == "role" and p.name.startswith(SSO_ROLE_PREFIX) and not p.is_sso:
+        issues.append(Issue(at, "an IAM Identity Center role without its path: EKS refuses it (\"principalArn is "
+                            "invalid\") when it creates the access entry, ten minutes into the first `up`. Give the "
+                            f"ARN IAM shows, arn:{p.partition}:iam::{p.account}:role/{SSO_PATH}[<region>/]{p.name}: "
+                            f"{sso_lookup_hint(p.name)}", arn))
     elif (p.path + "/").startswith("aws-reserved/") and not p.is_sso:
         issues.append(Issue(at, "an aws-reserved role other than IAM Identity Center's", arn))
     elif p.is_sso and not _SSO_NAME.fullmatch(p.name):
@@ -144,8 +181,9 @@ def team_namespace_issues(teams: Sequence[Team], platform: Mapping[str, str], at
 
 def provider_identity_issues(cfg: AccessConfig, aws: AwsIdentity, at: KeyPath, cluster_created: bool) -> list[Issue]:
     """The Kubernetes provider's token must come from the identity the AWS provider acts as, and, for a cluster
-    this stack creates, that identity (when the stack file names it) must be a declared deployer: otherwise the
-    cluster is built by one identity and its Helm releases are applied by another, which has no access entry."""
+    this stack creates, that identity (when the stack file names it) must be a declared `deploy` deployer or
+    cluster admin: otherwise the cluster is built by one identity and its Helm releases are applied by another,
+    which has no access entry (or only a read-only one)."""
     issues: list[Issue] = []
     creds = cfg.provider_credentials
     at_creds = at + ("providerCredentials",)
@@ -161,11 +199,39 @@ def provider_identity_issues(cfg: AccessConfig, aws: AwsIdentity, at: KeyPath, c
                             "come from the same identity: remove this (it follows aws:profile) or set aws:profile "
                             "to it", creds.profile))
     role = aws.role_arn
-    if cluster_created and role and cfg.deployers and \
-            not any(same_principal(role, d.principal_arn) for d in cfg.deployers):
+    acting = next((d for d in cfg.deployers if role and same_principal(role, d.principal_arn)), None)
+    admin = role is not None and any(same_principal(role, a) for a in cfg.cluster_admins)
+    if cluster_created and role and cfg.deployers and acting is None and not admin:
         issues.append(Issue(at + ("deployers",), f"{role} (aws:assumeRoles) runs `pulumi up` here but is not "
-                            "a declared deployer: it would get no access entry, and the first Kubernetes object "
-                            "would fail with 401; add it", [d.principal_arn for d in cfg.deployers]))
+                            "a declared deployer or cluster admin: it would get no access entry, and the first "
+                            "Kubernetes object would fail with 401; add it", [d.principal_arn for d in cfg.deployers]))
+    if acting is not None and acting.role == "preview":
+        issues.append(Issue(("aws:assumeRoles",), f"the last role is the read-only preview deployer {acting.name!r}: "
+                            "every `pulumi up` of this stack would act as it and fail on the first Kubernetes "
+                            "object (its AmazonEKSAdminViewPolicy writes nothing). Assume a `deploy` deployer's role "
+                            "here; previews take the preview role from their environment (the PR workflow's OIDC "
+                            "credentials)", role))
+    return issues
+
+
+def created_cluster_issues(cfg: AccessConfig, at: KeyPath, *, aws_auth_compatibility: bool,
+                           at_cluster: KeyPath) -> list[Issue]:
+    """A cluster this stack creates is built and filled by its `deploy` deployers alone: its creator gets no
+    bootstrap admin, so something that needs the creator to be an admin cannot work."""
+    issues: list[Issue] = []
+    if cfg.deployers and not any(d.role == "deploy" for d in cfg.deployers):
+        issues.append(Issue(at + ("deployers",), "no `deploy` deployer: the only ones listed are read-only "
+                            "`preview` identities (AmazonEKSAdminViewPolicy), so the first `pulumi up` could "
+                            "create the cluster but not one Kubernetes object in it. List the identity that runs "
+                            "`pulumi up` with `role: deploy` (the default)",
+                            [d.principal_arn for d in cfg.deployers]))
+    if aws_auth_compatibility:
+        issues.append(Issue(at_cluster + ("awsAuthCompatibility",), "not on a cluster this stack creates: pulumi-eks "
+                            "writes the aws-auth ConfigMap as the cluster's creator, which has no admin here "
+                            "(bootstrapClusterCreatorAdminPermissions is off), so the `up` stops on a 401 with the "
+                            "cluster half-built. Drop it (and use authenticationMode: API): nodes join through "
+                            "their EC2_LINUX access entries, people through access.deployers and clusterAdmins",
+                            True))
     return issues
 
 
@@ -177,3 +243,34 @@ def with_provider_identity(cfg: AccessConfig, aws: AwsIdentity) -> AccessConfig:
     values: dict[str, Any] = {"role_arn": creds.role_arn or aws.role_arn, "profile": creds.profile or aws.profile}
     merged = ProviderCredentials.model_construct(None, **{k: v for k, v in values.items() if v is not None})
     return cfg.model_copy(update={"provider_credentials": merged})
+
+
+def caller_issues(caller_arn: str, cfg: AccessConfig, at: KeyPath, *, dry_run: bool,
+                  cluster_created: bool) -> list[Issue]:
+    """The identity running this `pulumi preview` or `up` (`caller_arn`, as STS names it) must be declared: a
+    deployer (a `preview` one for previews only) or a cluster admin. Anyone else has no cluster-wide access entry,
+    so the first Kubernetes call fails (401 or 403) with the cluster half-changed. An assumed role's session ARN
+    carries no IAM path, so roles are matched by account and name. Checked on a cluster this stack creates, and
+    on an adopted one that lists deployers (otherwise its access is the cluster's own business)."""
+    if not cluster_created and not cfg.deployers:
+        return []
+    who = caller_role_arn(caller_arn) or caller_arn
+    run = "`pulumi preview`" if dry_run else "`pulumi up` (or destroy)"
+    for d, deployer in enumerate(cfg.deployers):
+        if not same_principal(who, deployer.principal_arn):
+            continue
+        if deployer.role == "preview" and not dry_run:
+            return [Issue(at + ("deployers", d, "role"), f"{caller_arn} is the read-only deployer "
+                          f"{deployer.name!r}: it may run `pulumi preview`, not `pulumi up` or destroy "
+                          "(AmazonEKSAdminViewPolicy writes nothing, so the first Kubernetes change would fail "
+                          "half-way). Run this as a `deploy` deployer", deployer.role)]
+        return []
+    if any(same_principal(who, admin) for admin in cfg.cluster_admins):
+        return []
+    declared = [d.principal_arn for d in cfg.deployers] + list(cfg.cluster_admins)
+    behind = f" (role {who})" if who != caller_arn else ""
+    return [Issue(at + ("deployers",), f"{run} runs as {caller_arn}{behind}, which is not a declared deployer or "
+                  "cluster admin: it has no access entry, so its first Kubernetes call would fail with 401. Run as "
+                  "a declared deployer (AWS_PROFILE, aws:profile or aws:assumeRoles), or add this identity to "
+                  "deployers as IAM shows it (a role with its path: `aws iam get-role --role-name <name> --query "
+                  "Role.Arn`)", declared)]

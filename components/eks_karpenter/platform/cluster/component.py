@@ -60,10 +60,13 @@ class ClusterArgs(TypedDict):
     process's AWS credentials. The exported `kubeconfig` never carries them."""
     deployers: NotRequired[Sequence[Deployer]]
     """Identities that run `pulumi up` / `preview`: each gets an access entry the Kubernetes provider waits for."""
+    clusterAdmins: NotRequired[Sequence[str]]
+    """Principals with AmazonEKSClusterAdminPolicy on the cluster (`access.clusterAdmins`): any of them may run
+    `pulumi up`, so their entries are awaited like the deployers' (no destroy deletes its runner's entry first)."""
     adminsComponent: NotRequired[str]
-    """Name of the Access component whose entries a deployer may take over: a principal moved from
-    `clusterAdmins` or a team to `deployers` keeps its entry (an alias), instead of a second entry that EKS
-    refuses."""
+    """Name of the Access component whose entries a deployer's or cluster admin's may take over: a principal
+    moved from a team (or, before this component held them, from `clusterAdmins`) keeps its entry (an alias),
+    instead of a second entry that EKS refuses."""
     accessTeams: NotRequired[Sequence[str]]
     """Names of the `access.teams`, whose former entry names a deployer's entry also aliases."""
     protect: NotRequired[bool]
@@ -82,10 +85,11 @@ class ClusterArgs(TypedDict):
 
 
 class Cluster(pulumi.ComponentResource):
-    """An EKS cluster ready for Karpenter: access-entry auth with an explicit entry per deployer (no bootstrap
-    creator admin), tcp/443 rules for the sources `apiAccess` admits, OIDC, a tainted on-demand system node group
-    for CoreDNS and the Karpenter controller, pinned add-ons, and the EKS cluster security group tagged as the one
-    security group Karpenter discovers. With `existing: true` the cluster is looked up, not created."""
+    """An EKS cluster ready for Karpenter: access-entry auth with an explicit entry per deployer and cluster admin
+    (no bootstrap creator admin), tcp/443 rules for the sources `apiAccess` admits, OIDC, a tainted on-demand
+    system node group for CoreDNS and the Karpenter controller, pinned add-ons, and the EKS cluster security group
+    tagged as the one security group Karpenter discovers. With `existing: true` the cluster is looked up, not
+    created."""
 
     cluster_name: pulumi.Output[str]
     """EKS cluster name."""
@@ -110,7 +114,8 @@ class Cluster(pulumi.ComponentResource):
     api_access: list[pulumi.Resource]
     """The tcp/443 ingress rules of `apiAccess` on the cluster security group."""
     deployer_access: list[pulumi.Resource]
-    """The deployers' access entries and policy associations, which the Kubernetes provider depends on."""
+    """The deployers' and cluster admins' access entries and policy associations, which the Kubernetes provider
+    depends on."""
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("eks-karpenter:index:Cluster", name, None, opts)
@@ -291,9 +296,9 @@ class Cluster(pulumi.ComponentResource):
         return addons
 
     def _deployers(self, name: str, args: ClusterArgs) -> list[pulumi.Resource]:
-        """One access entry and policy association per declared deployer, after the cluster (and, when this
-        stack creates it, its endpoint rules). The Kubernetes provider depends on all of them: every in-cluster
-        resource is created after them and deleted before them."""
+        """One access entry and policy association per declared deployer and cluster admin (whoever may run
+        `pulumi up`), after the cluster (and, when this stack creates it, its endpoint rules). The Kubernetes
+        provider depends on all of them: every in-cluster resource is created after them and deleted before them."""
         cfg = args["config"]
         partition = partition_of(args["region"])
         # The entries need the cluster; the cluster name alone carries no dependency on it.
@@ -302,9 +307,11 @@ class Cluster(pulumi.ComponentResource):
         teams = list(args.get("accessTeams") or [])
         deployers = list(args.get("deployers") or [])
         out: list[pulumi.Resource] = []
-        for deployer, entry in zip(deployers, deployer_entries(deployers), strict=True):
+        names: list[str | None] = [*(d.name for d in deployers), *(None for _ in args.get("clusterAdmins") or [])]
+        for deployer, entry in zip(names, deployer_entries(deployers, list(args.get("clusterAdmins") or [])),
+                                   strict=True):
             # One entry per principal, whichever list holds it: the former names are aliases (access/plan.py).
-            former = former_entry_keys(entry.principal_arn, deployer=deployer.name, teams=teams)
+            former = former_entry_keys(entry.principal_arn, deployer=deployer, teams=teams)
             moved, moved_assoc = entry_aliases(entry.key, "cluster", homes, former)
             resource = aws.eks.AccessEntry(
                 f"{name}-{entry.key}", cluster_name=cfg.name, principal_arn=entry.principal_arn, type="STANDARD",

@@ -196,10 +196,12 @@ class ClusterConfig(Model):
     upgrade_policy: UpgradePolicy = Field(default_factory=UpgradePolicy)
     """EKS upgrade policy; `supportType: EXTENDED` opts in to extended support (and its cost)."""
     authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = "API"
-    """EKS access entries only (`API`), or also the aws-auth ConfigMap (needs `awsAuthCompatibility`)."""
+    """EKS access entries only (`API`); `API_AND_CONFIG_MAP` (also the aws-auth ConfigMap) needs
+    `awsAuthCompatibility`, which a cluster this stack creates refuses: use `API`."""
     aws_auth_compatibility: bool = False
-    """Explicit opt-in for clusters that still rely on aws-auth: allows `API_AND_CONFIG_MAP` and maps the
-    Karpenter node role in aws-auth as well."""
+    """Map the Karpenter node role in an aws-auth ConfigMap as well (with `API_AND_CONFIG_MAP`). Refused on a
+    cluster this stack creates: pulumi-eks writes the ConfigMap as the cluster's creator, which has no admin entry
+    (the bootstrap creator admin is off), so the `up` would stop on a 401."""
     endpoint_private_access: bool = True
     """Nodes reach the API server inside the VPC."""
     endpoint_public_access: bool = False

@@ -11,7 +11,7 @@ import pulumi_aws as aws
 from eks_karpenter import tags as T
 from eks_karpenter.platform.network import plan as P
 from eks_karpenter.platform.network.config import FlowLogsConfig, NetworkConfig
-from eks_karpenter.platform.network.plan import nat_zones, plan_subnets, slug
+from eks_karpenter.platform.network.plan import nat_zones, plan_subnets, slug, vpc_name
 
 
 class NetworkArgs(TypedDict):
@@ -75,7 +75,7 @@ class Network(pulumi.ComponentResource):
     ) -> tuple[dict[str, pulumi.Output[str]], dict[str, pulumi.Output[str]]]:
         zones = list(cfg.availability_zones or [])
         vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=cfg.vpc_cidr, enable_dns_hostnames=True,
-                          enable_dns_support=True, tags=T.name_tag(tags, f"{cluster}-vpc"), opts=self._stateful)
+                          enable_dns_support=True, tags=T.name_tag(tags, vpc_name(cluster)), opts=self._stateful)
         self.vpc_id = vpc.id
         if cfg.flow_logs.enabled:
             self._flow_logs(name, cfg.flow_logs, cluster, vpc, tags, child)

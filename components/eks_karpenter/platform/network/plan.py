@@ -31,6 +31,11 @@ def plan_subnets(vpc_cidr: str, zones: list[str]) -> list[ZoneSubnets]:
     return [ZoneSubnets(z, str(private[i]), str(public[i])) for i, z in enumerate(zones)]
 
 
+def vpc_name(cluster_name: str) -> str:
+    """The `Name` tag of the VPC this stack creates (the preview looks it up by it)."""
+    return f"{cluster_name}-vpc"
+
+
 def nat_zones(zones: list[str], mode: str) -> list[str]:
     """Zones that get a NAT gateway: the first only (`single`) or all (`perAz`)."""
     return zones[:1] if mode == "single" else list(zones)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
+import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -11,7 +14,9 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
 from eks_karpenter import versions
-from eks_karpenter.arns import dns_suffix
+from eks_karpenter.arns import ZONE_LETTERS, dns_suffix
+from eks_karpenter.labels import INSTANCE_GENERATION
+from eks_karpenter.platform.access.plan import aws_provider_identity, parse_principal
 from eks_karpenter.platform.adopted import CRDS_TOKEN, IN_CLUSTER_TOKEN, OFFLINE_PLACEHOLDER
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
 from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
@@ -38,10 +43,12 @@ class PlanMocks(pulumi.runtime.Mocks):
     """Answers registrations and invokes with deterministic placeholder state."""
 
     def __init__(self, region: str, invoke_results: dict[str, Any] | None = None,
-                 stack_outputs: dict[str, dict[str, Any]] | None = None) -> None:
+                 stack_outputs: dict[str, dict[str, Any]] | None = None, caller_arn: str | None = None) -> None:
         self.region = region
         self.invoke_results = invoke_results or {}
         self.stack_outputs = stack_outputs or {}
+        self.caller_arn = caller_arn
+        """Who the plan runs as (`getCallerIdentity`), as STS names it (`plan_caller`)."""
         self.invokes: list[PlannedInvoke] = []
 
     def new_resource(self, args: _mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
@@ -67,7 +74,35 @@ class PlanMocks(pulumi.runtime.Mocks):
         if token in self.invoke_results:
             result = self.invoke_results[token]
             return dict(result(args) if callable(result) else result)
+        if token == CALLER_TOKEN and self.caller_arn:
+            return {"accountId": ACCOUNT_ID, "arn": self.caller_arn, "userId": "PLAN"}
         return dict(_invoke(token, args, self.region))
+
+
+CALLER_TOKEN = "aws:index/getCallerIdentity:getCallerIdentity"
+PLAN_SESSION = "eks-karpenter-plan"
+
+
+def plan_caller(config: Mapping[str, str], project: str) -> str | None:
+    """Who an offline plan runs as, as STS would name it: the last role of `aws:assumeRoles`, else the stack's first
+    `deploy` deployer (or the `deployerArn` shortcut), else its first cluster admin; a role as an assumed-role
+    session, which carries no IAM path (like a real one). None: nobody is declared (the mocks' placeholder user)."""
+    principal = aws_provider_identity(config).role_arn
+    if principal is None:
+        try:
+            access = json.loads(config.get(f"{project}:access") or "{}")
+        except ValueError:
+            access = {}
+        access = access if isinstance(access, dict) else {}
+        deployers = [d for d in access.get("deployers") or [] if isinstance(d, dict)]
+        admins = [str(a) for a in access.get("clusterAdmins") or []]
+        principal = next((str(d["principalArn"]) for d in deployers
+                          if d.get("role", "deploy") == "deploy" and d.get("principalArn")), None) \
+            or config.get(f"{project}:deployerArn") or next(iter(admins), None)
+    found = parse_principal(principal) if principal else None
+    if found is not None and found.kind == "role":
+        return f"arn:{found.partition}:sts::{found.account}:assumed-role/{found.name}/{PLAN_SESSION}"
+    return principal
 
 
 class InvokeFailure(Exception):
@@ -105,6 +140,58 @@ def placeholder_answer(token: str, args: dict[str, Any], region: str, recorded: 
         if isinstance(found.get("tags"), dict):
             found["tags"] = {k: v for k, v in found["tags"].items() if k != OFFLINE_PLACEHOLDER}
     return found
+
+
+_DIRECTIONS = {"north": "n", "south": "s", "east": "e", "west": "w", "central": "c", "northeast": "ne",
+               "northwest": "nw", "southeast": "se", "southwest": "sw", "gov": "g", "iso": "i", "isob": "ib"}
+_ZONE_IDS = {
+    # As many older accounts see them: us-east-1e is use1-az3, a zone EKS refuses and without current types.
+    "us-east-1": {"a": "use1-az1", "b": "use1-az2", "c": "use1-az4", "d": "use1-az6", "e": "use1-az3", "f": "use1-az5"},
+    # An account sees two of us-west-1's zones.
+    "us-west-1": {"a": "usw1-az1", "c": "usw1-az3"},
+}
+LEGACY_ZONE_IDS = frozenset({"use1-az3"})
+"""Zones the mocks offer only older instance types in (generation 4 and before), as use1-az3 does."""
+
+
+def zone_ids(region: str) -> dict[str, str]:
+    """The mock account's zones: name -> zone ID (the letters of `arns.ZONE_LETTERS`, numbered in order)."""
+    if region in _ZONE_IDS:
+        return {f"{region}{letter}": zone_id for letter, zone_id in _ZONE_IDS[region].items()}
+    parts = region.split("-")
+    prefix = parts[0] + "".join(_DIRECTIONS.get(p, p[:1]) for p in parts[1:-1]) + parts[-1]
+    return {f"{region}{letter}": f"{prefix}-az{ord(letter) - ord('a') + 1}"
+            for letter in ZONE_LETTERS.get(region, "abc")}
+
+
+def _offerings(zones: list[str], patterns: list[str], region: str) -> dict[str, Any]:
+    """The catalogued instance types matching `patterns` (`m7i.large`, `m7i.*`) in each zone asked about, but only
+    older ones in `LEGACY_ZONE_IDS`."""
+    from eks_karpenter.catalogue import load_catalogue
+
+    ids = zone_ids(region)
+    matching = [t for t in load_catalogue() if any(fnmatch.fnmatchcase(t.name, p) for p in patterns)]
+    pairs = [(t.name, zone) for zone in zones if zone in ids for t in matching
+             if ids[zone] not in LEGACY_ZONE_IDS or int(t.labels.get(INSTANCE_GENERATION, "0") or 0) <= 4]
+    return {"instanceTypes": [t for t, _ in pairs], "locations": [z for _, z in pairs],
+            "locationTypes": ["availability-zone"] * len(pairs), "locationType": "availability-zone", "id": region}
+
+
+_ACCOUNT_TOKENS = ("aws:index/getAvailabilityZones:getAvailabilityZones",
+                   "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings", "aws:ec2/getVpcs:getVpcs")
+
+
+def _account(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
+    """The account's zones, the instance types offered there, and no VPC of this stack yet (a first `up`; tests
+    answer `getVpcs` with invoke_results for a used stack)."""
+    if token == _ACCOUNT_TOKENS[0]:
+        ids = zone_ids(region)
+        return {"names": list(ids), "zoneIds": list(ids.values()), "groupNames": [region] * len(ids),
+                "id": region, "state": "available"}
+    if token == _ACCOUNT_TOKENS[1]:
+        values = {str(f.get("name")): [str(v) for v in f.get("values") or []] for f in args.get("filters") or []}
+        return _offerings(values.get("location", []), values.get("instance-type", ["*"]), region)
+    return {"ids": [], "id": region, "tags": args.get("tags") or {}}
 
 
 def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
@@ -175,6 +262,8 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
         # A new cluster: none of the CRDs asked about (tests answer it with invoke_results for a cluster that
         # runs, say, the Prometheus Operator).
         return {"reachable": True, "crds": []}
+    if token in _ACCOUNT_TOKENS:
+        return _account(token, args, region)
     if token == "aws:iam/getRoles:getRoles":
         # A fresh account: no role matches. Tests answer it with invoke_results for a used account.
         return {"names": [], "arns": [], "id": region, **{k: v for k, v in args.items() if v is not None}}

@@ -24,7 +24,7 @@ from eks_karpenter.config.running import ProjectFileError, PulumiProject, read_p
 from eks_karpenter.config.stackfile import StackFile
 from eks_karpenter.config.stackfile import read_stack_file as _read_stack_file
 from eks_karpenter.tools.engine.document import PlanDocument
-from eks_karpenter.tools.engine.mocks import CapturingMonitor, PlanMocks
+from eks_karpenter.tools.engine.mocks import CapturingMonitor, PlanMocks, plan_caller
 
 DEFAULT_REGION = "us-east-1"
 
@@ -136,8 +136,10 @@ def run_plan(
     invoke_results: dict[str, Any] | None = None,
     config_overrides: dict[str, str] | None = None,
     stack_outputs: dict[str, dict[str, Any]] | None = None,
+    preview: bool = False,
 ) -> PlanResult:
-    """Like `plan_program`, but returns the error with whatever was registered before it."""
+    """Like `plan_program`, but returns the error with whatever was registered before it. `preview`: run as
+    `pulumi preview` does (`pulumi.runtime.is_dry_run()`), not as `pulumi up`."""
     project = ProgramProject.load(root.resolve())
     file = read_stack_file(project, stack)
     if file.issues:  # the Pulumi CLI refuses such a file before the program starts: nothing is registered
@@ -150,7 +152,7 @@ def run_plan(
         runpy.run_path(str(project.main), run_name="__main__")
 
     with _program_environment(project.root):
-        return _run_mocked(program, project.name, stack, config, invoke_results, stack_outputs)
+        return _run_mocked(program, project.name, stack, config, invoke_results, stack_outputs, preview)
 
 
 def plan_components(build: Callable[[], object], region: str = DEFAULT_REGION, project: str = "eks-karpenter",
@@ -168,9 +170,11 @@ def plan_components(build: Callable[[], object], region: str = DEFAULT_REGION, p
 
 
 def _run_mocked(func: Callable[[], object], project: str, stack: str, config: dict[str, str],
-                invoke_results: dict[str, Any] | None, stack_outputs: dict[str, dict[str, Any]] | None) -> PlanResult:
+                invoke_results: dict[str, Any] | None, stack_outputs: dict[str, dict[str, Any]] | None,
+                preview: bool = False) -> PlanResult:
     region = config.get("aws:region", DEFAULT_REGION)
-    mocks = PlanMocks(region=region, invoke_results=invoke_results, stack_outputs=stack_outputs)
+    mocks = PlanMocks(region=region, invoke_results=invoke_results, stack_outputs=stack_outputs,
+                      caller_arn=plan_caller(config, project))
     monitor = CapturingMonitor(mocks)
     real_resolve = _sdk_resource._resolve_depends_on_urns  # type: ignore[attr-defined]
 
@@ -188,7 +192,7 @@ def _run_mocked(func: Callable[[], object], project: str, stack: str, config: di
     logger.handlers[:] = [collector]
 
     _settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor, logger=logger)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor, logger=logger)
     _settings.ROOT.set(None)  # set_mocks made a root; the run makes its own, as `pulumi up` does
     # A run that failed inside an apply leaves its pending outputs behind, bound to its closed event loop;
     # the next run in this process would wait on them.

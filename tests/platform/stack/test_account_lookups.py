@@ -1,0 +1,225 @@
+"""What only the account knows, checked at preview before anything is registered: the chosen zones by zone ID,
+the instance types offered there, and a VPC this stack already created. Offline the mocks answer as a fresh
+account (every catalogued type in every zone but us-east-1e, which is use1-az3 there; no VPC yet); here fixtures
+answer as other accounts do."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from eks_karpenter.config.errors import ConfigError
+from eks_karpenter.platform.lookups import (
+    OFFERINGS_TOKEN,
+    SUBNET_TOKEN,
+    SUBNETS_TOKEN,
+    VPC_TOKEN,
+    VPCS_TOKEN,
+    ZONES_TOKEN,
+    Launcher,
+    network_change_issues,
+    offering_issues,
+    zone_issues,
+)
+from eks_karpenter.platform.network.plan import plan_subnets
+from eks_karpenter.tools.engine import PlanResult, run_plan
+
+from tests.support import REPO, plan_stack, stack_config
+
+DEV_ZONES = ["eu-west-1a", "eu-west-1b"]
+
+
+def run(stack: str = "dev", invoke_results: dict[str, Any] | None = None, **overrides: Any) -> PlanResult:
+    return run_plan(REPO, stack, invoke_results=invoke_results,
+                    config_overrides={k: v if isinstance(v, str) else json.dumps(v) for k, v in overrides.items()})
+
+
+def refused(result: PlanResult) -> str:
+    assert isinstance(result.error, ConfigError), result.error
+    assert [r for r in result.document.resources if r.custom] == []  # nothing registered
+    return str(result.error)
+
+
+def network(**changes: Any) -> dict[str, Any]:
+    return {**stack_config("dev")["eks-karpenter:network"], **changes}
+
+
+def offerings(types: dict[str, list[str]]) -> dict[str, Any]:
+    """An account offering `types` (zone -> types) in each zone asked about."""
+    def answer(args: dict[str, Any]) -> dict[str, Any]:
+        zones = [v for f in args["filters"] if f["name"] == "location" for v in f["values"]]
+        pairs = [(t, z) for z in zones for t in types.get(z, [])]
+        return {"instanceTypes": [t for t, _ in pairs], "locations": [z for _, z in pairs],
+                "locationTypes": ["availability-zone"] * len(pairs), "locationType": "availability-zone", "id": "x"}
+    return {OFFERINGS_TOKEN: answer}
+
+
+# --- zones by zone ID ---------------------------------------------------------------------------------------------
+
+def test_offline_the_zones_and_their_offerings_are_looked_up_once() -> None:
+    doc = plan_stack("dev")
+    tokens = [i.token for i in doc.invokes]
+    assert tokens.count(ZONES_TOKEN) == 1 and tokens.count(OFFERINGS_TOKEN) == 1
+    [ask] = [i for i in doc.invokes if i.token == OFFERINGS_TOKEN]
+    assert ask.args["locationType"] == "availability-zone"
+    # The types the stack names only (its node groups'; dev's pool admits whole categories): not every offering.
+    groups = stack_config("dev")["eks-karpenter:cluster"]
+    named = {*groups["systemNodeGroup"]["instanceTypes"], *groups["spotNodeGroups"][0]["instanceTypes"]}
+    assert ask.args["filters"] == [{"name": "location", "values": DEV_ZONES},
+                                   {"name": "instance-type", "values": sorted(named)}]
+    assert not [w for w in doc.warnings if "offered" in w]
+
+
+def test_a_zone_eks_refuses_and_without_current_types_is_refused_by_its_zone_id() -> None:
+    # The mock account is an older one: us-east-1e is use1-az3 there.
+    text = refused(run(**{"aws:region": "us-east-1", "eks-karpenter:network": network(
+        availabilityZones=["us-east-1d", "us-east-1e", "us-east-1f"])}))
+    assert "eks-karpenter:network.availabilityZones[1]: us-east-1e is zone use1-az3 in this account, where EKS " \
+           "creates no cluster" in text
+    assert "eks-karpenter:cluster.systemNodeGroup.instanceTypes: node group system: none of its instance types is " \
+           "offered in us-east-1e (use1-az3)" in text
+
+
+def test_the_same_letter_is_another_zone_in_another_account() -> None:
+    account = {ZONES_TOKEN: {"names": [f"us-east-1{x}" for x in "abcdef"], "state": "available", "id": "us-east-1",
+                             "zoneIds": ["use1-az3", "use1-az1", "use1-az2", "use1-az4", "use1-az6", "use1-az5"]}}
+    zones = ["us-east-1d", "us-east-1e", "us-east-1f"]
+    account.update(offerings({z: ["m7i.large", "m6i.large", "m5.large", "m5a.large"] for z in zones}))
+    result = run(invoke_results=account, **{"aws:region": "us-east-1", "eks-karpenter:network": network(
+        availabilityZones=["us-east-1d", "us-east-1e", "us-east-1f"])})
+    assert result.error is None, result.error
+
+
+def test_a_zone_this_account_does_not_have_is_refused_with_its_zones() -> None:
+    # us-west-1 has a, b and c, but an account sees two of them: this one a and c.
+    text = refused(run(**{"aws:region": "us-west-1", "eks-karpenter:network": network(
+        availabilityZones=["us-west-1a", "us-west-1b"])}))
+    assert "eks-karpenter:network.availabilityZones[1]: this account has no zone us-west-1b (its zones in " \
+           "us-west-1: us-west-1a (usw1-az1), us-west-1c (usw1-az3)" in text
+
+
+def test_zone_rules_by_id() -> None:
+    account = {"us-east-1a": "use1-az3", "us-east-1b": "use1-az1"}
+    at = ("n", "availabilityZones")
+    created = zone_issues({"us-east-1a": at + (0,), "us-east-1b": at + (1,)}, account, "us-east-1", True)
+    assert [i.path for i in created] == [at + (0,)]
+    assert zone_issues({"us-east-1a": at + (0,)}, account, "us-east-1", control_plane=False) == []
+
+
+# --- instance-type offerings ----------------------------------------------------------------------------------------
+
+def test_a_pool_that_admits_nothing_offered_in_its_zones_is_refused() -> None:
+    pools = stack_config("dev")["eks-karpenter:nodePools"]
+    pools.append({"name": "gpu", "instanceFamilies": ["p5"], "capacityTypes": ["on-demand"]})
+    offered = {z: ["m7i.large", "m6i.large", "c7i.large", "m5.large", "m5a.large"] for z in DEV_ZONES}
+    text = refused(run(invoke_results=offerings(offered), **{"eks-karpenter:nodePools": pools}))
+    assert "eks-karpenter:nodePools[1]: NodePool gpu is pinned to p5, none of which is offered in its zones " \
+           "(eu-west-1a (euw1-az1), eu-west-1b (euw1-az2)) in this account" in text
+    assert "general" not in text
+
+
+def test_types_offered_in_some_zones_only_are_warnings() -> None:
+    offered = {"eu-west-1a": ["m7i.large", "m6i.large", "c7i.large", "m5.large"],
+               "eu-west-1b": ["m6i.large", "c7i.large", "m5.large", "m5a.large"]}
+    result = run(invoke_results=offerings(offered))
+    assert result.error is None, result.error
+    warnings = result.document.warnings
+    assert "node group system: m7i.large is not offered in eu-west-1b in this account: the group launches its " \
+           "other types there" in warnings
+    assert any(w.startswith("node group workshop-spot: m5a.large is not offered in eu-west-1a") for w in warnings)
+
+
+def test_a_node_group_without_a_type_in_one_zone_is_refused() -> None:
+    offered = {"eu-west-1a": ["m7i.large", "c7i.large", "m5.large"], "eu-west-1b": ["c7i.large", "m5.large"]}
+    text = refused(run(invoke_results=offerings(offered)))
+    assert "eks-karpenter:cluster.systemNodeGroup.instanceTypes: node group system: none of its instance types is " \
+           "offered in eu-west-1b (euw1-az2)" in text
+    assert "describe-instance-type-offerings" in text
+
+
+def test_offering_rules() -> None:
+    offered = {"a": frozenset({"m5.large", "c5.large"}), "b": frozenset({"c5.large"})}
+    pool = Launcher("NodePool", "p", ("pools", 0), ("m5.large", "m5.xlarge", "r7g"), ("a", "b"))
+    issues, warnings = offering_issues(offered, {"a": "az1", "b": "az2"}, [pool])
+    assert issues == []
+    assert warnings == ["NodePool p: m5.xlarge is offered in none of its zones (a (az1), b (az2)) in this account",
+                        "NodePool p: r7g is offered in none of its zones (a (az1), b (az2)) in this account",
+                        "NodePool p admits no instance type offered in b: its nodes launch in the other zones only"]
+    family = Launcher("NodePool", "f", ("pools", 1), ("c5",), ("a", "b"))
+    assert offering_issues(offered, {}, [family]) == ([], [])
+    [issue] = offering_issues(offered, {}, [Launcher("NodePool", "p", ("pools", 0), ("m5.large",), ("b",))])[0]
+    assert issue.path == ("pools", 0)
+    group = Launcher("node group", "g", ("groups",), ("m5.large", "c5.large"), ("a", "b"))
+    assert offering_issues(offered, {}, [group]) == (
+        [], ["node group g: m5.large is not offered in b in this account: the group launches its other types there"])
+
+
+def test_the_types_a_pool_is_pinned_to() -> None:
+    from eks_karpenter.platform.build import pinned_types
+    from eks_karpenter.platform.nodepool.config import NodePoolConfig
+
+    assert pinned_types(NodePoolConfig.model_validate({"name": "p"})) == ()
+    assert pinned_types(NodePoolConfig.model_validate({"name": "p", "instanceFamilies": ["m7i"]})) == ("m7i",)
+    assert pinned_types(NodePoolConfig.model_validate({"name": "p", "instanceFamilies": ["m7i"], "requirements": [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m7i.large"]}]})) == ("m7i.large",)
+
+
+# --- a VPC this stack already created ------------------------------------------------------------------------------
+
+def existing_vpc(cidr: str, zones: list[str], vpc_cidr: str = "10.20.0.0/16") -> dict[str, Any]:
+    """The account as after an `up` of dev with `zones`: its VPC and discovery-tagged private subnets."""
+    subnets = {f"subnet-{i:017x}": (p.zone, p.private_cidr) for i, p in enumerate(plan_subnets(vpc_cidr, zones))}
+    return {
+        VPCS_TOKEN: {"ids": ["vpc-0123456789abcdef0"], "id": "eu-west-1"},
+        VPC_TOKEN: {"id": "vpc-0123456789abcdef0", "cidrBlock": cidr},
+        SUBNETS_TOKEN: {"ids": list(subnets), "id": "eu-west-1"},
+        SUBNET_TOKEN: lambda args: {"id": args["id"], "availabilityZone": subnets[args["id"]][0],
+                                    "cidrBlock": subnets[args["id"]][1]},
+    }
+
+
+def test_offline_no_vpc_exists_yet() -> None:
+    doc = plan_stack("dev")
+    [ask] = [i for i in doc.invokes if i.token == VPCS_TOKEN]
+    assert ask.args["tags"] == {"Name": "dev-karpenter-vpc", "eks-karpenter/cluster": "dev-karpenter"}
+    assert VPC_TOKEN not in [i.token for i in doc.invokes]
+    assert VPCS_TOKEN not in [i.token for i in plan_stack("brownfield").invokes]  # an adopted VPC is not ours
+
+
+def test_a_later_up_with_the_same_network_goes_through() -> None:
+    assert run(invoke_results=existing_vpc("10.20.0.0/16", DEV_ZONES)).error is None
+
+
+def test_a_new_vpc_cidr_on_an_existing_vpc_is_refused_by_the_program() -> None:
+    text = refused(run(invoke_results=existing_vpc("10.20.0.0/16", DEV_ZONES),
+                       **{"eks-karpenter:network": network(vpcCidr="10.30.0.0/16")}))
+    assert "eks-karpenter:network.vpcCidr: this stack's VPC vpc-0123456789abcdef0 exists with 10.20.0.0/16: a " \
+           "VPC's CIDR cannot change in place" in text
+    assert "docs/changes.md" in text
+
+
+@pytest.mark.parametrize(("zones", "key", "words"), [
+    (["eu-west-1b", "eu-west-1a"], "availabilityZones[0]", "eu-west-1b moved in the list"),
+    (["eu-west-1a", "eu-west-1c"], "availabilityZones", "eu-west-1b is no longer listed"),
+    (["eu-west-1c", "eu-west-1a", "eu-west-1b"], "availabilityZones[1]", "eu-west-1a moved in the list"),
+])
+def test_zones_reordered_or_removed_on_an_existing_vpc_are_refused(zones: list[str], key: str, words: str) -> None:
+    text = refused(run(invoke_results=existing_vpc("10.20.0.0/16", DEV_ZONES),
+                       **{"eks-karpenter:network": network(availabilityZones=zones)}))
+    assert f"eks-karpenter:network.{key}: {words}" in text
+
+
+def test_appending_a_zone_to_an_existing_vpc_goes_through() -> None:
+    result = run(invoke_results=existing_vpc("10.20.0.0/16", DEV_ZONES),
+                 **{"eks-karpenter:network": network(availabilityZones=[*DEV_ZONES, "eu-west-1c"])})
+    assert result.error is None, result.error
+
+
+def test_network_change_rules() -> None:
+    subnets = {"a": ("subnet-1", "10.0.0.0/19"), "b": ("subnet-2", "10.0.32.0/19")}
+    assert network_change_issues("vpc-1", "10.0.0.0/16", subnets, vpc_cidr="10.0.0.0/16", zones=["a", "b", "c"],
+                                 at=("n",)) == []
+    [issue] = network_change_issues("vpc-1", "10.0.0.0/16", subnets, vpc_cidr="10.1.0.0/16", zones=["a", "b"],
+                                    at=("n",))
+    assert issue.path == ("n", "vpcCidr") and issue.value == "10.1.0.0/16"
