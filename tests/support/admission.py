@@ -16,7 +16,7 @@ from cel_expr_python import cel
 from cel_expr_python.ext import ext_strings
 from eks_karpenter.quantities import quantity_value
 
-GROUPS = {"nodepools": "karpenter.sh", "ec2nodeclasses": "karpenter.k8s.aws"}
+GROUPS = {"nodepools": "karpenter.sh", "ec2nodeclasses": "karpenter.k8s.aws", "pods": "", "services": ""}
 
 
 def _quantity(text: str) -> float:
@@ -63,15 +63,23 @@ class Decision:
 
 
 def admit(policy: dict[str, Any], operation: str, groups: list[str], obj: dict[str, Any] | None,
-          old: dict[str, Any] | None = None) -> Decision:
-    """The policy's decision on one request by a user in `groups`."""
+          old: dict[str, Any] | None = None, resource: str | None = None, namespace: str | None = None) -> Decision:
+    """The policy's decision on one request by a user in `groups`; `resource` (default: from the object's kind,
+    a NodePool or EC2NodeClass) and `namespace` for namespaced objects. A `namespaceSelector` is modelled for its
+    `kubernetes.io/metadata.name In [...]` form only."""
     target = obj if obj is not None else old
     assert target is not None
-    resource = {"NodePool": "nodepools", "EC2NodeClass": "ec2nodeclasses"}[target["kind"]]
+    resource = resource or {"NodePool": "nodepools", "EC2NodeClass": "ec2nodeclasses"}[target["kind"]]
     spec = policy["spec"]
     if not any(GROUPS[resource] in r["apiGroups"] and resource in r["resources"] and operation in r["operations"]
                for r in spec["matchConstraints"]["resourceRules"]):
         return Decision(False)
+    selector = spec["matchConstraints"].get("namespaceSelector")
+    if selector is not None:
+        [expression] = selector["matchExpressions"]
+        assert (expression["key"], expression["operator"]) == ("kubernetes.io/metadata.name", "In"), selector
+        if namespace not in expression["values"]:
+            return Decision(False)
     request = {"operation": operation, "userInfo": {"username": "someone", "groups": groups},
                "resource": {"group": GROUPS[resource], "version": "v1", "resource": resource}}
     data: dict[str, Any] = {"object": obj, "oldObject": old, "request": request, "params": None, "variables": {}}

@@ -20,7 +20,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from eks_karpenter import tags
+from eks_karpenter import tags, versions
 from eks_karpenter.arns import EXAMPLE_ACCOUNT, REGION_KEY, example_account_issues
 from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.catalogue.model import vcpu_hour_prices
@@ -320,6 +320,9 @@ def _access(st: _Stack, cluster: Cluster, node_role_name: str, namespaces: Names
             security_group_ids=(*cfg.cluster.node_security_group_ids, *filter(None, [_adopted_cluster_sg(st)])),
             node_classes=tuple(c.name for c in cfg.node_classes),
             pool_weights=tuple(p.weight for p in cfg.node_pools),
+            node_pools=tuple(p.name for p in cfg.node_pools),
+            pool_teams=tuple(t.name for t in cfg.access.teams if t.node_pools),
+            ami_aliases=tuple(sorted({versions.AMI_ALIAS, *filter(None, (c.alias for c in cfg.node_classes))})),
             subnet_ids=tuple(sorted((cfg.network.private_subnet_ids or {}).values()))
             if cfg.network.adopting and not cfg.network.write_discovery_tags else ())),
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider}))

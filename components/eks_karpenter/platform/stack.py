@@ -43,6 +43,7 @@ from eks_karpenter.platform.access.rules import (
     provider_identity_issues,
     team_namespace_issues,
     team_prefix_issues,
+    tenant_imds_issues,
     validate_access,
     with_provider_identity,
 )
@@ -439,6 +440,11 @@ def _access_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
         return []
     issues = validate_access(cfg.access, c.at("access"), cfg.region)
     issues += team_prefix_issues(cfg.access.teams, c.at("access"))
+    if c.ok("cluster", "node_classes"):
+        issues += tenant_imds_issues(
+            cfg.access.teams, [g.http_put_response_hop_limit for g in cfg.cluster.spot_node_groups],
+            [k.metadata_options.http_put_response_hop_limit for k in cfg.node_classes], c.at("cluster"),
+            c.at("nodeClasses"))
     if c.ok("node_pools", "node_classes"):
         issues += platform_objects_in_team_prefix(
             cfg.access.teams, [p.name for p in cfg.node_pools], [k.name for k in cfg.node_classes],

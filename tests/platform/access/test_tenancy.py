@@ -12,6 +12,7 @@ from eks_karpenter.platform.access.config import Team
 from eks_karpenter.platform.access.guardrails import (
     TEAM_LABEL,
     PlatformNodeAccess,
+    policy_name,
     team_guardrails,
     team_policy,
 )
@@ -103,7 +104,9 @@ def test_brownfield_teams_may_use_the_adopted_subnets(tmp_path: Path) -> None:
     config["eks-karpenter:access"] = {**config.get("eks-karpenter:access", {}), "teams": [TEAM.dump()]}
     result = plan_config(config, tmp_path, stack="brownfield")
     assert result.error is None, result.error
-    (policy,) = result.document.by_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
+    (policy,) = [p for p in result.document.by_type(
+        "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
+        if p.inputs["metadata"]["name"] == policy_name("batch")]
     # The team's class copies the platform's: role, security groups and subnets, all by the ids the stack uses.
     (platform_class,) = result.document.by_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
     cls = copy.deepcopy({k: platform_class.inputs[k] for k in ("apiVersion", "kind", "metadata", "spec")})
@@ -204,7 +207,8 @@ def test_dev_plans_a_policy_and_binding_for_its_pool_team_before_its_rights() ->
     doc = plan_stack("dev")
     policies = doc.by_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
     bindings = doc.by_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding")
-    assert [p.inputs["metadata"]["name"] for p in policies] == ["eks-karpenter-team-batch-node-pools"]
+    assert [p.inputs["metadata"]["name"] for p in policies] == ["eks-karpenter-team-batch-node-pools",
+                                                                "eks-karpenter-team-batch-workloads"]
     assert bindings[0].inputs["spec"] == {"policyName": "eks-karpenter-team-batch-node-pools",
                                           "validationActions": ["Deny"]}
     rights = doc.get("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
@@ -226,8 +230,10 @@ def test_no_policy_for_teams_without_pool_rights(tmp_path: Path) -> None:
     result = plan_config(config, tmp_path)
     assert result.error is None, result.error
     doc = result.document
-    assert not doc.by_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
-    assert team_guardrails([TEAM.model_copy(update={"node_pools": False})], PLATFORM) == []
+    policies = doc.by_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
+    assert [p.inputs["metadata"]["name"] for p in policies] == ["eks-karpenter-team-batch-workloads"]
+    assert [p["metadata"]["name"] for p, _ in team_guardrails([TEAM.model_copy(update={"node_pools": False})],
+                                                               PLATFORM)] == ["eks-karpenter-team-batch-workloads"]
 
 
 @requires_upstream
@@ -472,3 +478,82 @@ def test_the_preview_reads_every_cluster_scoped_kind_the_plan_manages() -> None:
                 name = kind.lower()
                 plural = name + "es" if name.endswith("s") else name[:-1] + "ies" if name.endswith("y") else name + "s"
                 assert (group, plural) in readable, (stack, r.type)
+
+
+# --- the team's pods and Services: hostile-tenant paths ----------------------------------------------------------
+
+def _workload_policy() -> dict[str, Any]:
+    from eks_karpenter.platform.access.guardrails import team_workload_policy
+
+    return team_workload_policy(TEAM)
+
+
+def _in_team(obj: dict[str, Any], kind: str) -> Any:
+    return admit(_workload_policy(), "CREATE", ["system:serviceaccount:kube-system:replicaset-controller"], obj,
+                 None, resource=kind, namespace="batch")
+
+
+@pytest.mark.parametrize(("obj", "kind", "why"), [
+    ({"spec": {"type": "ClusterIP", "externalIPs": ["10.1.2.3"], "ports": [{"port": 5432}]}}, "services",
+     "externalIPs"),
+    (_pod(priorityClassName="system-node-critical"), "pods", "preempt"),
+    (_pod(priorityClassName="system-cluster-critical"), "pods", "preempt"),
+    (_pod(tolerations=[{"operator": "Exists"}]), "pods", "keyless toleration"),
+    (_pod(tolerations=[{"key": TEAM_LABEL, "operator": "Equal", "value": "web", "effect": "NoSchedule"}]), "pods",
+     "another team's"),
+    (_pod(tolerations=[{"key": TEAM_LABEL, "operator": "Exists"}]), "pods", "another team's"),
+    (_pod(nodeSelector={"node-role/system": "true"}), "pods", "system nodes"),
+])
+def test_a_teams_pods_and_services_cannot_reach_others(obj: dict[str, Any], kind: str, why: str) -> None:
+    decision = _in_team(obj, kind)
+    assert decision.matched and any(why in m for m in decision.denied), decision.denied
+
+
+def test_a_teams_ordinary_pod_on_its_own_pool_is_admitted() -> None:
+    pod = _pod(nodeSelector={"karpenter.sh/nodepool": "batch-spot"}, priorityClassName="batch-high",
+               tolerations=[{"key": TEAM_LABEL, "operator": "Equal", "value": "batch", "effect": "NoSchedule"},
+                            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+                             "tolerationSeconds": 300}])
+    assert _in_team(pod, "pods").denied == []
+
+
+def test_other_namespaces_are_not_the_workload_policys() -> None:
+    decision = admit(_workload_policy(), "CREATE", ["system:masters"], _pod(priorityClassName="system-node-critical"),
+                     None, resource="pods", namespace="kube-system")
+    assert not decision.matched
+
+
+def test_an_imds_hop_limit_above_1_where_team_pods_can_land_is_refused(tmp_path: Path) -> None:
+    config = stack_config("dev")
+    config["eks-karpenter:cluster"]["spotNodeGroups"][0]["httpPutResponseHopLimit"] = 2
+    config["eks-karpenter:nodeClasses"][0]["metadataOptions"] = {"httpPutResponseHopLimit": 2}
+    message = str(plan_config(config, tmp_path).error)
+    assert "eks-karpenter:cluster.spotNodeGroups[0].httpPutResponseHopLimit" in message, message
+    assert "eks-karpenter:nodeClasses[0].metadataOptions.httpPutResponseHopLimit" in message, message
+
+
+def test_a_label_claim_on_another_teams_prefix_or_a_platform_name_is_refused() -> None:
+    platform = PlatformNodeAccess(**{**PLATFORM.__dict__, "pool_teams": ("batch", "web"),
+                                     "node_pools": ("general",)})
+    policy = team_policy(TEAM, platform)
+    for name in ("web-spot", "general", "default"):
+        cls = node_class(name)
+        cls["metadata"]["labels"] = {TEAM_LABEL: "batch"}
+        assert any("may only create" in m for m in admit(policy, "CREATE", BATCH, cls).denied), name
+
+
+def test_a_team_class_takes_only_the_platforms_ami_and_encrypted_volumes() -> None:
+    platform = PlatformNodeAccess(**{**PLATFORM.__dict__, "ami_aliases": ("al2023@v20260815",)})
+    policy = team_policy(TEAM, platform)
+    assert admit(policy, "CREATE", BATCH, node_class(amiSelectorTerms=[{"alias": "al2023@v20260815"}])).denied == []
+    old = node_class(amiSelectorTerms=[{"alias": "al2023@v20250101"}])
+    assert any("one the platform runs" in m for m in admit(policy, "CREATE", BATCH, old).denied)
+    plain = node_class(blockDeviceMappings=[{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "2000Gi"}}])
+    assert any("encrypted" in m for m in admit(policy, "CREATE", BATCH, plain).denied)
+
+
+def test_a_pool_may_not_require_a_platform_label() -> None:
+    pool = node_pool()
+    pool["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "node-role/system", "operator": "In", "values": ["true"]})
+    assert any("platform's own domains" in m for m in denied(pool))

@@ -61,6 +61,13 @@ class PlatformNodeAccess:
     """Subnets by id, besides the discovery tag: an adopted VPC's, which the stack leaves untagged."""
     pool_weights: tuple[int | None, ...] = ()
     """The platform's NodePools' `weight`s (None: unset, which Karpenter counts as 0)."""
+    node_pools: tuple[str, ...] = ()
+    """The platform's own NodePool names: no team may claim them by label."""
+    pool_teams: tuple[str, ...] = ()
+    """Every team with pool rights: a team may not claim by label a name inside another's `<team>-` prefix."""
+    ami_aliases: tuple[str, ...] = ()
+    """The AMI aliases a team's class may use: the platform's (its classes' and the library's pin), so a team
+    cannot go back to an older release or another family."""
 
     @property
     def team_weight_ceiling(self) -> int:
@@ -80,8 +87,10 @@ def pool_rights_issues(teams: Sequence[Team], version: str, at: KeyPath, cluster
     if minor >= VAP_MINOR:
         return []
     return [Issue(at + ("teams", t, "nodePools"), "pool rights need Kubernetes 1.30 or newer (the admission policy "
-                  f"that confines the team to its own pools); {cluster} runs {version}", True)
-            for t, team in enumerate(teams) if team.node_pools]
+                  f"that confines the team to its own pools); {cluster} runs {version}", True) if team.node_pools
+            else Issue(at + ("teams", t, "name"), "teams need Kubernetes 1.30 or newer (the admission policy that "
+                       f"holds the team's pods and Services to its own capacity); {cluster} runs {version}", team.name)
+            for t, team in enumerate(teams)]
 
 
 def _lit(value: Any) -> str:
@@ -93,10 +102,15 @@ def policy_name(team: str) -> str:
     return f"eks-karpenter-team-{team}-node-pools"
 
 
-def _owns(var: str, team: str) -> str:
-    return (f"({var}.metadata.name.startsWith({_lit(team + '-')}) || (has({var}.metadata.labels) && "
+def _owns(var: str, team: str, platform: PlatformNodeAccess) -> str:
+    """CEL: the object in `var` is the team's: named `<team>-...`, or labelled for the team under a name that is
+    neither inside another pool team's prefix nor one of the platform's own pools or classes."""
+    others = [f"{t}-" for t in platform.pool_teams if t != team]
+    taken = [*platform.node_pools, *platform.node_classes]
+    name = f"{var}.metadata.name"
+    return (f"({name}.startsWith({_lit(team + '-')}) || (has({var}.metadata.labels) && "
             f"{_lit(TEAM_LABEL)} in {var}.metadata.labels && {var}.metadata.labels[{_lit(TEAM_LABEL)}] == "
-            f"{_lit(team)}))")
+            f"{_lit(team)} && !({name} in {_lit(taken)}) && !{_lit(others)}.exists(p, {name}.startsWith(p))))")
 
 
 def team_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
@@ -105,7 +119,8 @@ def team_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
     operations = ["CREATE", "UPDATE", "DELETE"]
     ownership = {"expression": "variables.ownsOld && variables.ownsNew",
                  "message": f"team {name} may only create, change or delete NodePools and EC2NodeClasses named "
-                            f"'{name}-...' or labelled {TEAM_LABEL}={name}",
+                            f"'{name}-...', or labelled {TEAM_LABEL}={name} under a name that is neither another "
+                            "pool team's nor the platform's",
                  "reason": "Forbidden"}
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
@@ -122,8 +137,8 @@ def team_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
             "matchConditions": [{"name": "team-member",
                                  "expression": f"{_lit(team_group(name))} in request.userInfo.groups"}],
             "variables": [
-                {"name": "ownsNew", "expression": f"object == null || {_owns('object', name)}"},
-                {"name": "ownsOld", "expression": f"oldObject == null || {_owns('oldObject', name)}"},
+                {"name": "ownsNew", "expression": f"object == null || {_owns('object', name, platform)}"},
+                {"name": "ownsOld", "expression": f"oldObject == null || {_owns('oldObject', name, platform)}"},
                 {"name": "isClass", "expression": "object != null && request.resource.resource == 'ec2nodeclasses'"},
                 {"name": "isPool", "expression": "object != null && request.resource.resource == 'nodepools'"},
             ],
@@ -151,9 +166,15 @@ def _class_validations(name: str, platform: PlatformNodeAccess) -> list[dict[str
         {"expression": "!variables.isClass || !has(object.spec.userData)",
          "message": f"team {name}: userData is reserved to the platform's node classes", "reason": "Forbidden"},
         {"expression": "!variables.isClass || object.spec.amiSelectorTerms.all(t, has(t.alias) && !has(t.id) && "
-                       "!has(t.name) && !has(t.owner) && !has(t.ssmParameter) && !has(t.tags))",
-         "message": f"team {name}: AMIs are chosen by alias only (e.g. al2023@v20260815), not by id, name, "
-                    "owner, tags or SSM parameter", "reason": "Forbidden"},
+                       "!has(t.name) && !has(t.owner) && !has(t.ssmParameter) && !has(t.tags)"
+                       + (f" && t.alias in {_lit(list(platform.ami_aliases))}" if platform.ami_aliases else "") + ")",
+         "message": f"team {name}: AMIs are chosen by alias only, one the platform runs ("
+                    + (", ".join(platform.ami_aliases) or "e.g. al2023@v20260815")
+                    + "), not by id, name, owner, tags or SSM parameter", "reason": "Forbidden"},
+        {"expression": "!variables.isClass || !has(object.spec.blockDeviceMappings) || "
+                       "object.spec.blockDeviceMappings.all(m, !has(m.ebs) || (has(m.ebs.encrypted) && "
+                       "m.ebs.encrypted))",
+         "message": f"team {name}: EBS volumes are encrypted (ebs.encrypted: true)", "reason": "Forbidden"},
         {"expression": f"!variables.isClass || {' || '.join(identity)}",
          "message": f"team {name}: a node class must use the platform's node role "
                     f"{platform.node_role_name}" + (f" or instance profile {platform.instance_profile}"
@@ -194,6 +215,17 @@ def _reserved_label(var: str) -> str:
     return (f"{_lit(list(RESERVED_LABEL_DOMAINS))}.exists(d, {domain} == d || {domain}.endsWith('.' + d))")
 
 
+PLATFORM_LABEL_DOMAINS = ("eks-karpenter", SYSTEM_NODE_LABEL.partition("/")[0])
+"""Label domains only the platform's nodes carry (Karpenter's and Kubernetes' well-known labels are a pool's to
+require: they narrow what it launches)."""
+
+
+def _platform_label(var: str) -> str:
+    """CEL: label key `var` is in one of the platform's own domains (PLATFORM_LABEL_DOMAINS)."""
+    domain = f"({var}.indexOf('/') > 0 ? {var}.substring(0, {var}.indexOf('/')) : '')"
+    return f"{_lit(list(PLATFORM_LABEL_DOMAINS))}.exists(d, {domain} == d || {domain}.endsWith('.' + d))"
+
+
 def _pool_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str, str]]:
     """A team's NodePool uses the team's or the platform's node classes, caps cpu and memory under the team's
     ceiling, and only takes the team's pods: the team's label and taint, no reserved label, no higher weight."""
@@ -215,6 +247,12 @@ def _pool_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str
                        f"!{_reserved_label('k')})",
          "message": f"team {name}: a NodePool's template sets no label in the domains the cluster schedules by "
                     f"({', '.join(RESERVED_LABEL_DOMAINS)})", "reason": "Forbidden"},
+        {"expression": f"!variables.isPool || !has({template}.spec.requirements) || "
+                       f"{template}.spec.requirements.all(r, r.key == {_lit(TEAM_LABEL)} || "
+                       f"!{_platform_label('r.key')})",
+         "message": f"team {name}: a NodePool's requirements name no label of the platform's own domains "
+                    f"({', '.join(PLATFORM_LABEL_DOMAINS)}): Karpenter would put it on the team's nodes",
+         "reason": "Forbidden"},
         {"expression": "!variables.isPool || !has(object.spec.weight)" if top == 0 else
                        f"!variables.isPool || !has(object.spec.weight) || object.spec.weight <= {top}",
          "message": f"team {name}: a NodePool's weight may not exceed the platform pools' "
@@ -244,6 +282,71 @@ def team_policy_binding(team: Team) -> dict[str, Any]:
     }
 
 
+CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
+"""Priority classes that preempt CoreDNS, the Karpenter controller and every other team's pods."""
+
+
+def workload_policy_name(team: str) -> str:
+    return f"eks-karpenter-team-{team}-workloads"
+
+
+def team_workload_policy(team: Team) -> dict[str, Any]:
+    """The ValidatingAdmissionPolicy on the Pods and Services of a team's namespaces, whoever creates them (the
+    team, or a controller acting for its Deployment): no Service `externalIPs` (kube-proxy would send other
+    teams' traffic for those addresses to the team's pods), no critical priority class (preemption of the
+    platform's and other teams' pods), no toleration without a key (it tolerates every taint: the system nodes,
+    other teams' pools) or of another team's taint, and no node selector on the system nodes' label."""
+    name = team.name
+    pod = "variables.isPod"
+    tolerations = "object.spec.tolerations"
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": workload_policy_name(name)},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
+                                                            "values": sorted(team.namespaces)}]},
+                "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+                                   "resources": ["pods", "services"]}],
+            },
+            "variables": [{"name": "isPod", "expression": "request.resource.resource == 'pods'"},
+                          {"name": "isService", "expression": "request.resource.resource == 'services'"}],
+            "validations": [
+                {"expression": "!variables.isService || !has(object.spec.externalIPs) || "
+                               "size(object.spec.externalIPs) == 0",
+                 "message": f"team {name}: Services take no externalIPs (they would capture traffic for those "
+                            "addresses from every pod in the cluster)", "reason": "Forbidden"},
+                {"expression": f"!{pod} || !has(object.spec.priorityClassName) || "
+                               f"!(object.spec.priorityClassName in {_lit(list(CRITICAL_PRIORITY_CLASSES))})",
+                 "message": f"team {name}: pods may not use {' or '.join(CRITICAL_PRIORITY_CLASSES)} (they would "
+                            "preempt the platform's and other teams' pods)", "reason": "Forbidden"},
+                {"expression": f"!{pod} || !has({tolerations}) || {tolerations}.all(t, has(t.key) && t.key != '' "
+                               f"&& !(t.key == {_lit(TEAM_LABEL)} && (!has(t.value) || t.value != {_lit(name)})))",
+                 "message": f"team {name}: every toleration names a taint key, and the team taint only with its own "
+                            f"value ({TEAM_LABEL}={name}): a keyless toleration lands on every node, another "
+                            "team's on its pool", "reason": "Forbidden"},
+                {"expression": f"!{pod} || !has(object.spec.nodeSelector) || "
+                               f"!({_lit(SYSTEM_NODE_LABEL)} in object.spec.nodeSelector)",
+                 "message": f"team {name}: pods may not select the system nodes ({SYSTEM_NODE_LABEL})",
+                 "reason": "Forbidden"},
+            ],
+        },
+    }
+
+
+def team_workload_binding(team: Team) -> dict[str, Any]:
+    """Binds `team_workload_policy`, denying what it refuses."""
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": workload_policy_name(team.name)},
+        "spec": {"policyName": workload_policy_name(team.name), "validationActions": ["Deny"]},
+    }
+
+
 def team_guardrails(teams: Sequence[Team], platform: PlatformNodeAccess) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(policy, binding) for each team with `nodePools: true`."""
-    return [(team_policy(t, platform), team_policy_binding(t)) for t in teams if t.node_pools]
+    """(policy, binding) for each team with `nodePools: true`, and each team's workload policy."""
+    return [*((team_policy(t, platform), team_policy_binding(t)) for t in teams if t.node_pools),
+            *((team_workload_policy(t), team_workload_binding(t)) for t in teams)]

@@ -146,6 +146,23 @@ def team_prefix_issues(teams: Sequence[Team], at: KeyPath) -> list[Issue]:
             for t, team in enumerate(teams) for other in teams if team.name.startswith(other.name + "-")]
 
 
+def tenant_imds_issues(teams: Sequence[Team], spot_hop_limits: Sequence[int], class_hop_limits: Sequence[int],
+                       at_cluster: KeyPath, at_classes: KeyPath) -> list[Issue]:
+    """With teams on the cluster, an IMDS hop limit above 1 on nodes a team's pods can land on hands any such pod
+    the node role's credentials (and, through them, the kubelet's identity): refuse it on the spot node groups
+    (`spot_hop_limits`, in order) and on the platform's node classes (`class_hop_limits`), which team pools may
+    use."""
+    if not teams:
+        return []
+    why = ("a team's pods can land on these nodes, and above 1 any pod (not only a host-network one) reaches IMDS "
+           "and the node role's credentials: set 1 (add-ons that need IMDS run on the host network)")
+    issues = [Issue(at_cluster + ("spotNodeGroups", i, "httpPutResponseHopLimit"), why, limit)
+              for i, limit in enumerate(spot_hop_limits) if limit > 1]
+    issues += [Issue(at_classes + (i, "metadataOptions", "httpPutResponseHopLimit"), why, limit)
+               for i, limit in enumerate(class_hop_limits) if limit > 1]
+    return issues
+
+
 def platform_objects_in_team_prefix(teams: Sequence[Team], pools: Sequence[str], classes: Sequence[str],
                                     at_pools: KeyPath, at_classes: KeyPath) -> list[Issue]:
     """A platform NodePool or EC2NodeClass named `<team>-...` for a team with pool rights: the team's admission
