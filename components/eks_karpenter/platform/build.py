@@ -156,7 +156,7 @@ def build_platform(cfg: StackConfig) -> None:
     # and drains this stack's pools before the controller goes. Hooks run in the program: `pulumi destroy
     # --run-program`.
     stack_cluster = _stack_cluster(st, cluster)
-    guard = TeardownHooks(_teardown_scope(cfg), stack_cluster, cfg.karpenter.delete_timeout)
+    guard = TeardownHooks(_teardown_scope(cfg), stack_cluster, cfg.karpenter.delete_timeout, cfg.karpenter.namespace)
     # Labels this stack's Helm releases as its own, which the next preflight reads (platform/release_owner.py).
     owner = ReleaseOwner(stack_cluster, release_owner(project, pulumi.get_stack()))
     karpenter = _karpenter(st, cluster, iam, node_role, queue, namespaces, private_subnets, guard, owner)

@@ -210,7 +210,7 @@ def hooks_for(scope: Scope, config: ClusterAccess | None, endpoint: str, ca: byt
     target.cluster, target.access = scope.cluster, config
     target.endpoint, target.certificate_authority = endpoint, base64.b64encode(ca).decode()
     hooks = object.__new__(TeardownHooks)
-    hooks.scope, hooks.cluster, hooks.drain_timeout, hooks.poll = scope, target, 5.0, 0.01
+    hooks.scope, hooks.cluster, hooks.drain_timeout, hooks.poll, hooks.namespace = scope, target, 5.0, 0.01, None
     return hooks
 
 
@@ -315,3 +315,20 @@ def test_each_stacks_destroy_scope() -> None:
     assert not brownfield.created_cluster and brownfield.control_plane_log_group is None
     assert brownfield.own_pools == {"default"}
     assert brownfield.deleted_namespaces == frozenset()  # Karpenter and NTH go to kube-system, which stays
+
+
+def test_a_release_deleted_from_another_namespace_is_a_move_and_drains_nothing() -> None:
+    """A replacement that moves the controller's namespace runs its before-delete hooks: the guard must not take
+    it for a destroy and drain every pool (the diff refuses the move; this is the last line)."""
+    cluster = FakeCluster([pool("general")])
+    cluster.add_claim("general-a", "general")
+    hooks = hooks_for(CREATED, None, "https://ABC.gr7.us-west-2.eks.amazonaws.com", b"ca")
+    hooks.namespace = "karpenter"
+    moved = pulumi.ResourceHookArgs(urn="urn:x", id="x", name="karpenter-controller", type="t",
+                                    old_inputs={"namespace": "kube-system"})
+    hooks._check(moved)
+    hooks._drain(moved)  # would refuse (no kubeconfig) if it tried to reach the cluster
+    assert cluster.requests == [] and not cluster.deleted_pools
+    hooks.namespace = "kube-system"
+    with pytest.raises(TeardownRefused):
+        hooks._drain(moved)

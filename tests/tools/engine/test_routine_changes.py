@@ -446,3 +446,20 @@ def test_routine_transitions_collide_on_nothing_and_go_through(transition: tuple
     assert diff.refused == (), [r.message for r in diff.refused]
     assert upgrade_problems(old, new) == []
     assert [c.resource.name for c in diff.changes if c.blocked] == []
+
+
+# --- changes a running stack cannot take in one `up` ---------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stack", ["dev", "brownfield"])
+def test_moving_the_karpenter_namespace_is_refused(stack: str) -> None:
+    diff = diff_of(lambda c: c.setdefault("eks-karpenter:karpenter", {}).update(namespace="karpenter"), stack)
+    assert [r.key for r in diff.refused if r.key == "karpenter.namespace"], render_diff_markdown(diff)
+    assert "CRDs" in render_diff_markdown(diff)
+
+
+@pytest.mark.slow
+def test_renaming_the_node_role_under_running_nodes_is_refused() -> None:
+    diff = diff_of(lambda c: c.__setitem__("eks-karpenter:iamNames", "legacy"), "prod")
+    refused = [r for r in diff.refused if r.key == "iamNames"]
+    assert refused and "loses its credentials" in refused[0].message, render_diff_markdown(diff)

@@ -46,8 +46,10 @@ class TeardownHooks:
     """The two hooks for one stack: bind `check_binding` to the guard ConfigMap, `drain` (before delete) to the
     controller release."""
 
-    def __init__(self, scope: Scope, cluster: StackCluster, drain_timeout: str) -> None:
+    def __init__(self, scope: Scope, cluster: StackCluster, drain_timeout: str, namespace: str | None = None) -> None:
         self.scope = scope
+        self.namespace = namespace
+        """The Karpenter namespace this run's config names: a delete from another one is a move, not a teardown."""
         self.cluster = cluster
         self.drain_timeout = _seconds(drain_timeout)
         self.poll = 10.0
@@ -65,9 +67,22 @@ class TeardownHooks:
                 "stack's cluster endpoint and certificate authority: run `pulumi destroy --run-program` with the "
                 "stack's own AWS credentials") from None
 
+    def _moved(self, args: pulumi.ResourceHookArgs) -> bool:
+        """The deleted resource sat in another namespace than this run's config names: a replacement by a move
+        (which `diff` refuses), not a teardown; draining every pool for it would empty the cluster."""
+        old = dict(args.old_inputs or {})
+        namespace = old.get("namespace") or dict(old.get("metadata") or {}).get("namespace")
+        if self.namespace is None or namespace in (None, self.namespace):
+            return False
+        pulumi.log.warn(f"{args.name}: deleted from namespace {namespace} while the stack now names "
+                        f"{self.namespace}: a move, not a destroy, so the destroy guard neither checks nor drains")
+        return True
+
     def _check(self, args: pulumi.ResourceHookArgs) -> None:
         from eks_karpenter.platform.karpenter.teardown import check, leak_report, leaks
 
+        if self._moved(args):
+            return
         api = self._api()
         found = leaks(api, self.scope)
         if found:
@@ -77,6 +92,8 @@ class TeardownHooks:
     def _drain(self, args: pulumi.ResourceHookArgs) -> None:
         from eks_karpenter.platform.karpenter.teardown import check, drain
 
+        if self._moved(args):
+            return
         api = self._api()
         check(api, self.scope)
         drain(api, self.scope, timeout=self.drain_timeout, poll=self.poll)

@@ -215,6 +215,53 @@ class Refusal:
 
 
 def refusals(changes: Sequence[ResourceChange], old: PlanDocument) -> tuple[Refusal, ...]:
+    """Changes `pulumi up` cannot carry out on a running stack: to a created VPC (the stack adopts no VPC), a move
+    of the Karpenter releases to another namespace, a replaced node role under running nodes."""
+    found = _network_refusals(changes, old)
+    found += _release_move_refusals(changes)
+    found += _node_role_refusals(changes, old)
+    return tuple(found)
+
+
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+IAM_ROLE = "aws:iam/role:Role"
+
+
+def _release_move_refusals(changes: Sequence[ResourceChange]) -> list[Refusal]:
+    """A Helm release whose namespace or name changes is replaced: the old one deleted, Karpenter's with it (its
+    destroy guard then waits for nothing), and CRDs Helm recorded under the old namespace refuse the new one."""
+    moved = [c for c in changes if c.resource.type == HELM_RELEASE and c.op == "replace"
+             and any(p.path[:1] in (("namespace",), ("name",)) for p in c.properties)]
+    if not moved:
+        return []
+    names = ", ".join(f"`{c.resource.name}`" for c in moved)
+    return [Refusal("karpenter.namespace", f"Helm releases {names} move to another namespace or name, which replaces "
+                    "them on a running cluster: the controller goes before its replacement is up (no node is "
+                    "launched or drained meanwhile), and the CRDs, which Helm keeps and records under the old "
+                    "namespace, refuse to be installed by the new release. Keep the namespace the stack was "
+                    "deployed with; to move, create a new stack (docs/changes.md)")]
+
+
+def _node_role_refusals(changes: Sequence[ResourceChange], old: PlanDocument) -> list[Refusal]:
+    """A replaced IAM role that running Karpenter nodes use (an EC2NodeClass names it): the provider deletes the
+    old role, taking it out of the nodes' instance profiles, and its access entry goes with it, so every node
+    loses its credentials and its cluster access long before drift replaces it."""
+    used = {str(r.inputs.get("spec", {}).get("role")) for r in old.by_type(NODE_CLASS)}
+    before = {r.urn: r for r in old.by_type(IAM_ROLE)}
+    replaced = [c for c in changes if c.resource.type == IAM_ROLE and c.op in ("replace", "delete")
+                and str(before.get(c.resource.urn, c.resource).inputs.get("name")) in used]
+    if not replaced:
+        return []
+    names = ", ".join(f"`{c.resource.name}`" for c in replaced)
+    return [Refusal("iamNames", f"the node role ({names}) that running Karpenter nodes use is replaced (a new "
+                    "`iamNames`, cluster name or region): deleting the old role takes it out of the nodes' instance "
+                    "profiles and its access entry goes with it, so every Karpenter node loses its credentials and "
+                    "its cluster access at the end of this `up`, before drift replaces it. Keep the names the stack "
+                    "was deployed with (`iamNames: legacy` for a stack from before 0.2.0); docs/UPGRADING.md says "
+                    "how to move in two steps")]
+
+
+def _network_refusals(changes: Sequence[ResourceChange], old: PlanDocument) -> list[Refusal]:
     """Changes to a created VPC that cannot be applied to a running cluster (the stack adopts no VPC)."""
     found: list[Refusal] = []
     vpc = next((c for c in changes if c.resource.type == VPC and c.op in ("replace", "delete")), None)
@@ -223,7 +270,7 @@ def refusals(changes: Sequence[ResourceChange], old: PlanDocument) -> tuple[Refu
                              "adopts a VPC, or was removed): the running cluster, its nodes and load balancers sit "
                              "in it. Restore the network section. To run in another VPC, create a new stack "
                              "there, move the workloads, then destroy this one"))
-        return tuple(found)
+        return found
     if vpc is not None:
         cidr = next((p for p in vpc.properties if p.path == ("cidrBlock",)), None)
         shown = f" ({cidr.old} -> {cidr.new})" if cidr is not None else ""
@@ -233,7 +280,7 @@ def refusals(changes: Sequence[ResourceChange], old: PlanDocument) -> tuple[Refu
                              "old vpcCidr. For more addresses, add a secondary CIDR to the VPC; for a new range, "
                              "create a new stack with it, move the workloads (see docs/changes.md), then destroy "
                              "this one"))
-        return tuple(found)
+        return found
     subnets = [c for c in changes if c.resource.type == SUBNET and c.op in ("replace", "delete")]
     if subnets and _created_subnets(old):
         names = ", ".join(f"`{c.resource.name}`" for c in subnets)
@@ -242,7 +289,7 @@ def refusals(changes: Sequence[ResourceChange], old: PlanDocument) -> tuple[Refu
                              "cluster's network interfaces and nodes sit in them (each zone's ranges follow its "
                              "position in the list). Keep the existing zones in their order; append a new zone at "
                              "the end. To leave a zone, create a new stack and move the workloads"))
-    return tuple(found)
+    return found
 
 
 def _created_subnets(doc: PlanDocument) -> bool:
