@@ -177,7 +177,7 @@ ACCEPTED: list[tuple[str, str, Mutation]] = [
     ("arm64-ami-type-graviton", "dev", system_group(amiType="AL2023_ARM_64_STANDARD",
                                                     instanceTypes=["m7g.large", "m6g.large"])),
     ("kms-same-region-allowed-account", "prod", both(
-        cluster(kmsKeyArn=KMS_EAST), setitem("aws:allowedAccountIds", ["111122223333"]))),
+        cluster(kmsKeyArn=KMS_EAST), setitem("aws:allowedAccountIds", ["111122223333", "123456789012"]))),
     ("ebs-kms-alias-and-id", "prod", ebs_key("alias/ebs")),
     ("aws-managed-policy", "dev", lambda c: c[KAR].update(nodeRole={"additionalPolicyArns": [
         "arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess"]})),
