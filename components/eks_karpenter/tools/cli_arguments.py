@@ -39,7 +39,7 @@ def add_analysis_parsers(sub: Any) -> None:
     diff.add_argument("--base", metavar="REF", help="git ref to compare the working tree with (e.g. origin/main)")
     diff.add_argument("--library", metavar="CANDIDATE",
                       help="plan the stack with the installed library and with CANDIDATE (a wheel, a checkout "
-                           "of the library, eks-karpenter==X.Y.Z or a git URL pip can install) and compare: what "
+                           "of the library, or a git URL pip can install) and compare: what "
                            "upgrading the library changes")
     diff.add_argument("--stack", help="stack to plan on both sides (with --base or --library)")
     add_project_arguments(diff, references=False)

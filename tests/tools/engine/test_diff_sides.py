@@ -199,6 +199,7 @@ def test_two_stacks_are_compared_by_logical_name_without_refusals(tmp_path: Path
     captured = capsys.readouterr()
     assert "Refused" not in captured.out and "refused" not in captured.err
     assert "Nodes replaced" not in captured.out
+    assert "Protected, so" not in captured.out and "Stateful resources" not in captured.out
 
 
 # --- a consumer reviews a library upgrade ----------------------------------------------------------------------

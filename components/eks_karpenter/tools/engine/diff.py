@@ -359,7 +359,8 @@ def render_diff_markdown(diff: PlanDiff) -> str:
     if diff.refused:
         lines += ["> [!CAUTION]", "> **Refused: `pulumi up` cannot carry this change out.**",
                   *[f"> - `{r.key}`: {r.message}." for r in diff.refused], ""]
-    lines += _warnings(diff)
+    if diff.base_stack == diff.stack:  # what `pulumi up` would do applies to one stack over time only
+        lines += _warnings(diff)
     if diff.fleets:
         lines += ["**Nodes replaced** (by Karpenter drift or an EKS node group update):", "",
                   *fleet_lines(diff.fleets), ""]
