@@ -74,9 +74,9 @@ def plan_with_library(program: Path, stack: str, candidate: str) -> PlanDocument
     """Plan the program's stack with `candidate` as the library instead of the installed one.
 
     `candidate` is a checkout of the library (a folder holding `components/eks_karpenter`, or the package folder
-    itself), else anything `pip install` takes: a wheel, a source folder, a git URL (the library is not on PyPI: a bare `eks-karpenter==X.Y.Z` would resolve
-    against a public index, where anyone may own that name). It
-    is installed without its dependencies into a scratch folder that goes first on the import path, so it plans
+    itself), else anything `pip install` takes: a wheel, a source folder, a git URL (the library is not on PyPI:
+    a bare `eks-karpenter==X.Y.Z` would resolve against a public index, where anyone may own that name). It is
+    installed without its dependencies into a scratch folder that goes first on the import path, so it plans
     with the dependencies installed now; a candidate that needs newer ones says so when it fails to import.
     """
     program = program.resolve()
