@@ -72,9 +72,11 @@ platform = pulumi.StackReference(platform_stack)
 # Deploying where the platform grants this team nothing fails only at `pulumi up` (403 from the cluster): say so
 # at plan time, naming this stack's key and the platform's (a platform that exports no `teamNamespaces` is not
 # checked).
+# The platform's keys are in its own project's namespace: `<org>/<project>/<stack>` names it.
+platform_key = f"{platform_stack.split('/')[-2]}:access" if platform_stack.count("/") == 2 else "eks-karpenter:access"
 platform.get_output("teamNamespaces").apply(lambda granted: [pulumi.log.warn(w) for w in consumer_access_warnings(
     team, namespace, granted, team_key=f"{PROJECT}:team", namespace_key=f"{PROJECT}:namespace",
-    platform=platform_stack)] if granted is not None else [])
+    platform=platform_stack, platform_key=platform_key)] if granted is not None else [])
 provider = k8s.Provider("platform", kubeconfig=platform.require_output("kubeconfig"))
 
 node_class = NodeClass.from_config(
