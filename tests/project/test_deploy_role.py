@@ -88,6 +88,18 @@ def test_each_action_comes_from_a_planned_types_row() -> None:
     assert not any(a.endswith("*") or a == "*" for a in granted)
 
 
+def test_a_node_group_with_a_launch_template_may_launch_and_tag_with_it() -> None:
+    """EKS checks that the caller of CreateNodegroup or UpdateNodegroupVersion may launch and tag instances with
+    the group's launch template: without ec2:RunInstances the first `up` fails at the system group."""
+    for stack in STACKS:
+        doc = document(stack)
+        templates = [r for r in doc["resources"] if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate"
+                     and r["inputs"].get("tagSpecifications")]
+        if templates:
+            granted = all_actions([deploy_role_policy([doc])])
+            assert {"ec2:RunInstances", "ec2:CreateTags"} <= granted, stack
+
+
 def test_the_destroy_paths_the_providers_take_are_allowed() -> None:
     """A subnet's delete lists and removes the network interfaces a service left in it; a role's delete takes the
     role out of its instance profiles and detaches and deletes its policies before the role goes."""

@@ -298,12 +298,17 @@ ACTIONS: dict[str, TypeActions] = {
     "aws:eks/nodeGroup:NodeGroup": TypeActions(
         # EKS validates the group's subnets and launch template as the caller and creates its service-linked
         # role on an account's first managed node group.
+        # With a launch template whose tagSpecifications tag instances and volumes (every group here), EKS checks
+        # that the caller may launch and tag with it, on CreateNodegroup and UpdateNodegroupVersion.
         create=("eks:CreateNodegroup", "eks:DescribeNodegroup", "eks:TagResource", "ec2:DescribeSubnets",
-                "ec2:DescribeLaunchTemplateVersions"),
+                "ec2:DescribeLaunchTemplateVersions", "ec2:RunInstances", "ec2:CreateTags"),
         read=("eks:DescribeNodegroup",),
-        update=("eks:UpdateNodegroupVersion", "eks:UpdateNodegroupConfig", "eks:DescribeUpdate", *_EKS_TAGS),
+        update=("eks:UpdateNodegroupVersion", "eks:UpdateNodegroupConfig", "eks:DescribeUpdate",
+                "ec2:DescribeLaunchTemplateVersions", "ec2:RunInstances", "ec2:CreateTags", *_EKS_TAGS),
         delete=("eks:DeleteNodegroup", "eks:DescribeNodegroup"),
-        evidence=(tf("internal/service/eks/node_group.go", "012e0a32f0686212f447447fd3d81c3d0ce256ad"),),
+        evidence=(tf("internal/service/eks/node_group.go", "012e0a32f0686212f447447fd3d81c3d0ce256ad"),
+                  "EKS User Guide, launch-templates.adoc: the caller of CreateNodegroup or UpdateNodegroupVersion "
+                  "with a launch template needs ec2:RunInstances and ec2:CreateTags"),
         passes_role=("nodeRoleArn", "eks.amazonaws.com"),
         service_linked_roles=("eks-nodegroup.amazonaws.com",)),
     "aws:eks/addon:Addon": TypeActions(

@@ -165,11 +165,27 @@ def test_a_cluster_not_created_yet_is_not_asked() -> None:
 
 
 @pytest.mark.slow
-def test_an_api_that_cannot_be_read_plans_without_them_and_says_why() -> None:
+def test_a_preview_whose_api_cannot_be_read_plans_without_them_and_says_why() -> None:
     answer = {CRDS_TOKEN: {"reachable": False, "error": "cannot reach the Kubernetes API"}}
-    doc = run_plan(REPO, "prod", invoke_results=answer).document
+    doc = run_plan(REPO, "prod", invoke_results=answer, preview=True).document
     [warning] = [w for w in doc.warnings if OPERATOR_GROUP in w]
     assert "its CRDs could not be listed: cannot reach the Kubernetes API" in warning
+
+
+@pytest.mark.slow
+def test_an_up_that_cannot_tell_stops_before_deleting_the_rule() -> None:
+    """A passing error must not read as "no operator": on a running stack that would delete the alert rule and
+    the charts' monitors. Only a cluster that is not there (NotFound) is taken as one without the CRDs."""
+    unreadable = {CRDS_TOKEN: {"reachable": False, "error": "the server is currently unable to handle the request"}}
+    result = run_plan(REPO, "prod", invoke_results=unreadable)
+    assert result.error is not None and "would delete the alert rule" in str(result.error)
+    assert not result.document.by_type(RULE)
+
+    def throttled(args: dict[str, Any]) -> dict[str, Any]:
+        raise LookupFailed("ThrottlingException: Rate exceeded")
+
+    result = run_plan(REPO, "prod", invoke_results={GET_CLUSTER: throttled})
+    assert result.error is not None and "could not be looked up (ThrottlingException" in str(result.error)
 
 
 @pytest.fixture

@@ -166,7 +166,10 @@ def cluster_crds(cfg: StackConfig, existing: aws.eks.GetClusterResult | None,
         try:
             cluster = aws.eks.get_cluster(name=cfg.cluster.name)
         except Exception as exc:  # the provider reports a missing cluster as a failed invoke, whatever its type
-            return frozenset(), f"cluster {cfg.cluster.name} is not there to ask ({_reason(exc)}): a cluster not " \
+            reason = _reason(exc)
+            if "notfound" not in reason.replace(" ", "").lower():
+                _unknown_crds(cfg, f"cluster {cfg.cluster.name} could not be looked up ({reason})")
+            return frozenset(), f"cluster {cfg.cluster.name} is not there to ask ({reason}): a cluster not " \
                 "created yet has none"
     creds = cfg.access.provider_credentials
     answer = ask_cluster({
@@ -175,5 +178,17 @@ def cluster_crds(cfg: StackConfig, existing: aws.eks.GetClusterResult | None,
         "roleArn": creds.role_arn, "profile": creds.profile, "groups": list(groups),
     }, CRDS_TOKEN)
     if answer.get("error") or not answer.get("reachable", True):
-        return frozenset(), f"its CRDs could not be listed: {answer.get('error') or 'API server unreachable'}"
+        why = f"its CRDs could not be listed: {answer.get('error') or 'API server unreachable'}"
+        _unknown_crds(cfg, f"cluster {cfg.cluster.name}: {why}")
+        return frozenset(), why
     return frozenset(str(c) for c in answer.get("crds", [])), ""
+
+
+def _unknown_crds(cfg: StackConfig, why: str) -> None:
+    """An `up` that cannot tell whether the cluster runs the Prometheus Operator stops: planning as if it did not
+    would delete the alert rule and the charts' monitors of a running stack on a passing error. A preview goes on
+    (it changes nothing) and warns what it left out."""
+    if not pulumi.runtime.is_dry_run():
+        raise pulumi.RunError(f"{why}: cannot tell whether the Prometheus Operator's CRDs are there, and without "
+                              "them this `up` would delete the alert rule and the charts' monitors; run it again "
+                              "when the cluster answers (or set observability.metrics to another mode on purpose)")
