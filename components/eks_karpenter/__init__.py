@@ -14,8 +14,9 @@ Where things live:
   resource hooks reach it, checked against the endpoint and certificate the stack holds) and `release_owner.py`
   (the hook that labels the stack's Helm releases as its own); above them `stack.py` composes their config and
   rules into the whole stack's (`StackConfig`, `load_stack_config`, and `read_stack_config` for the running
-  program), `build.py` composes the components (`build_platform`), `version_rules.py` holds the rules that span
-  them, `lookups.py` checks the pins against AWS at preview;
+  program), `build.py` composes the components (`build_platform`), `refusals.py` holds what it refuses from the
+  account or the cluster before registering anything, `version_rules.py` holds the rules that span them,
+  `lookups.py` checks the pins against AWS at preview;
 - `tools/`: what is built on the components: `engine` (the offline plan, its diff and upgrade views), `cost`,
   `simulate` (workload what-if), `smoke` (the post-deploy test), `migrate` (v1alpha5 import), `pins` (list and
   move the pins), `facts` (an adopted cluster's facts recorded for the offline plan), `deploy_role` (the deploy

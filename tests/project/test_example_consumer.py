@@ -110,12 +110,21 @@ def test_example_objects_are_admitted_by_the_platforms_team_policy() -> None:
 
     from tests.support.admission import admit
 
-    (policy,) = plan_stack("dev").by_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
-    for type_, r in resources().items():
+    policies = {p.inputs["metadata"]["name"]: p.inputs for p in
+                plan_stack("dev").by_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")}
+    ours = resources()
+    for type_, r in ours.items():
         if type_.startswith("kubernetes:karpenter"):
             manifest = {k: r["inputs"][k] for k in ("apiVersion", "kind", "metadata", "spec")}
-            decision = admit(policy.inputs, "CREATE", [team_group("batch")], manifest)
+            decision = admit(policies["eks-karpenter-team-batch-node-pools"], "CREATE", [team_group("batch")],
+                             manifest)
             assert decision.matched and decision.allowed, (type_, decision.denied)
+    # Its Deployment's pods, as the ReplicaSet controller creates them in the team's namespace.
+    template = ours["kubernetes:apps/v1:Deployment"]["inputs"]["spec"]["template"]
+    pod = {"apiVersion": "v1", "kind": "Pod", **template}
+    decision = admit(policies["eks-karpenter-team-batch-workloads"], "CREATE", ["system:serviceaccounts"], pod,
+                     resource="pods", namespace="batch")
+    assert decision.matched and decision.allowed, decision.denied
 
 
 def test_example_uses_only_the_public_api() -> None:

@@ -21,7 +21,6 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags, versions
-from eks_karpenter.arns import EXAMPLE_ACCOUNT, REGION_KEY, example_account_issues
 from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.catalogue.model import vcpu_hour_prices
 from eks_karpenter.config.errors import ConfigError
@@ -29,7 +28,7 @@ from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.labels import INSTANCE_FAMILY, INSTANCE_TYPE
 from eks_karpenter.platform.access import Access, access_entries
-from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, pool_rights_issues, team_guardrails
+from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, team_guardrails
 from eks_karpenter.platform.access.plan import preview_rbac
 from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup, release_owner
 from eks_karpenter.platform.cluster import Cluster
@@ -80,6 +79,7 @@ from eks_karpenter.platform.observability.rules import observability_warnings
 from eks_karpenter.platform.preflight.checks import placeholder_issue
 from eks_karpenter.platform.preflight.hook import offline
 from eks_karpenter.platform.preflight.lookup import cluster_crds, run_preflight, warn_unchecked
+from eks_karpenter.platform.refusals import refuse_example_account, refuse_guardrails_before_1_30
 from eks_karpenter.platform.release_owner import ReleaseOwner
 from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.stack_cluster import StackCluster
@@ -127,11 +127,12 @@ def build_platform(cfg: StackConfig) -> None:
     # Who runs this, then an existing cluster, are looked up and checked before anything is registered: a refusal
     # (an undeclared identity, nodes that could never join, an API the deployer cannot reach, a release or CRDs in
     # the way, a pin that does not exist) leaves nothing half-created.
+    # A stack copied from the examples and not filled in is refused first: its principals exist nowhere.
+    refuse_example_account(cfg, source, project)
     check_caller(cfg.access, cluster_created=not cfg.cluster.existing, source=source, project=project)
     existing, facts = run_preflight(cfg, source, project, pulumi.get_stack()) if cfg.cluster.existing \
         else (None, None)
     warn_unchecked(cfg)
-    refuse_example_account(cfg, source, project)
     st = replace(st, existing=existing, facts=facts, operator_crds=_operator_crds(cfg, existing))
     with _placeholders_warn(facts):
         if existing is not None:
@@ -558,27 +559,6 @@ def migration_output(m: MigrationConfig, pools: list[str]) -> dict[str, object]:
     return {"phase": m.phase, "clusterAutoscaler": {"namespace": ca.namespace, "name": ca.name,
                                                     "replicas": m.autoscaler_replicas},
             "nodePools": pools, "pendingPodsMaxAge": m.pending_pods_max_age}
-
-
-def refuse_example_account(cfg: StackConfig, source: str, project: str) -> None:
-    """A stack copied from the shipped examples and not filled in: in a real run (the caller's account is not the
-    example account the offline plan runs as) its ARNs of the example account are refused, before anything is
-    registered, instead of access entries for principals that do not exist."""
-    if aws.get_caller_identity().account_id == EXAMPLE_ACCOUNT:
-        return
-    written = cfg.model_dump(by_alias=True, exclude_defaults=True, mode="json")
-    issues = [issue for key, value in written.items()
-              for issue in example_account_issues(value, (REGION_KEY if key == "region" else f"{project}:{key}",))]
-    if issues:
-        raise ConfigError(source, issues)
-
-
-def refuse_guardrails_before_1_30(cfg: StackConfig, version: str, source: str, project: str) -> None:
-    """An adopted cluster's real version decides whether the teams' admission policies can exist (the config's
-    `version` is the created cluster's, checked with the stack's other rules)."""
-    issues = pool_rights_issues(cfg.access.teams, version, (f"{project}:access",), "the existing cluster")
-    if issues:
-        raise ConfigError(source, issues)
 
 
 def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str, group_ids: list[str],
