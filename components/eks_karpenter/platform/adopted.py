@@ -17,6 +17,9 @@ from eks_karpenter.labels import HELM_OWNER_LABEL, RELEASE_OWNER_LABEL
 IN_CLUSTER_TOKEN = "eks-karpenter:preflight:inCluster"
 """The name the in-cluster look-up goes by in the offline plan's invokes (and in `invoke_results`)."""
 CRDS_TOKEN = "eks-karpenter:cluster:crds"
+ADDON_VERSIONS_TOKEN = "eks-karpenter:eks:addonVersions"
+"""The look-up of every version EKS offers of an add-on for a Kubernetes minor (DescribeAddonVersions): no Pulumi
+data source lists them all."""
 """The look-up of which CRDs of some API groups a cluster has (created or adopted), by the same name. Offline the
 mocks answer as a new cluster: none."""
 

@@ -44,8 +44,10 @@ from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
 from eks_karpenter.labels import ARCH
 from eks_karpenter.platform.access.config import AccessConfig
 from eks_karpenter.platform.access.rules import caller_issues
+from eks_karpenter.platform.adopted import ADDON_VERSIONS_TOKEN
 from eks_karpenter.platform.network.plan import plan_subnets, vpc_name
 from eks_karpenter.platform.nodepool.config import NodeClassConfig, NodePoolConfig
+from eks_karpenter.platform.preflight.hook import in_cluster
 
 ADDON_TOKEN = "aws:eks/getAddonVersion:getAddonVersion"
 CALLER_TOKEN = "aws:index/getCallerIdentity:getCallerIdentity"
@@ -179,10 +181,24 @@ def _addon_version(name: str, minor: str, most_recent: bool) -> str:
 
 
 def addon_issues(minor: str, pinned: dict[str, str], at: KeyPath) -> tuple[list[Issue], list[str]]:
-    """(issues, warnings) for the add-on pins of `minor`, from EKS's default and newest version of each."""
+    """(issues, warnings) for the add-on pins of `minor`: a pin EKS does not offer for the minor (every version it
+    lists, DescribeAddonVersions), else, where that list cannot be had, held to EKS's default and newest."""
     issues: list[Issue] = []
     warnings: list[str] = []
+    region = pulumi.Config("aws").get("region") or ""
     for name, pin in sorted(pinned.items()):
+        answer = in_cluster({"region": region, "addonName": name, "kubernetesVersion": minor}, ADDON_VERSIONS_TOKEN)
+        offered = answer.get("versions")
+        if offered is not None:
+            if pin not in offered:
+                shown = ", ".join(sorted(offered, key=version_key, reverse=True)[:3]) or "none"
+                issues.append(Issue(at + (name,), f"EKS offers no {name} {pin} for Kubernetes {minor} (it offers "
+                                    f"{shown}, ...)", pin))
+            continue
+        if answer.get("error"):
+            warnings.append(f"could not list EKS's {name} versions for Kubernetes {minor} ({answer['error']}): "
+                            f"{name} {pin} is only held to EKS's default and newest (the identity needs "
+                            "eks:DescribeAddonVersions)")
         newest = _addon_version(name, minor, most_recent=True)
         default = _addon_version(name, minor, most_recent=False)
         if pin in (newest, default):

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from eks_karpenter import versions
 from eks_karpenter.config.errors import ConfigError
+from eks_karpenter.platform.adopted import ADDON_VERSIONS_TOKEN
 from eks_karpenter.platform.lookups import (
     ADDON_TOKEN,
     SSM_TOKEN,
@@ -263,3 +264,52 @@ def test_a_system_group_of_another_family_gets_no_pinned_release(tmp_path: Path)
     result = plan_config(config, tmp_path)
     assert result.error is None, result.error
     assert "releaseVersion" not in _groups(result.document)["cluster-system"]
+
+
+def _offered(by_addon: dict[str, list[str]]) -> Any:
+    """An answer of the add-on version listing: the versions of each named add-on, every other one's pin."""
+    def answer(args: dict[str, Any]) -> dict[str, Any]:
+        name, minor = args["addonName"], args["kubernetesVersion"]
+        return {"versions": by_addon.get(name, [versions.ADDON_VERSIONS[minor][name]])}
+    return answer
+
+
+def test_a_pin_eks_does_not_list_for_the_minor_is_refused() -> None:
+    """Not only a pin newer than the newest: one EKS does not offer for the minor at all (withdrawn, or a build of
+    another minor) is refused at preview, from the full list EKS gives (DescribeAddonVersions)."""
+    pinned = versions.ADDON_VERSIONS["1.35"]["kube-proxy"]
+    listed = ["v1.35.1-eksbuild.3", "v1.35.0-eksbuild.4"]
+    assert pinned not in listed
+    result = run_plan(REPO, "dev", invoke_results={ADDON_VERSIONS_TOKEN: _offered({"kube-proxy": listed})})
+    assert isinstance(result.error, ConfigError)
+    assert (f"eks-karpenter:cluster.addonVersions.kube-proxy: EKS offers no kube-proxy {pinned} for Kubernetes "
+            "1.35 (it offers v1.35.1-eksbuild.3, v1.35.0-eksbuild.4, ...)") in str(result.error)
+    assert not result.document.resources
+    assert run_plan(REPO, "dev", invoke_results={ADDON_VERSIONS_TOKEN: _offered({})}).error is None
+
+
+def test_without_the_list_the_pins_are_held_to_default_and_newest_and_it_says_so() -> None:
+    result = run_plan(REPO, "dev", invoke_results={
+        ADDON_VERSIONS_TOKEN: {"error": "AccessDeniedException: not authorized"}})
+    assert result.error is None
+    assert any("could not list EKS's vpc-cni versions" in w and "eks:DescribeAddonVersions" in w
+               for w in result.document.warnings)
+
+
+def test_the_listing_reads_every_page_of_eks_answers() -> None:
+    import boto3
+    from botocore.stub import Stubber
+    from eks_karpenter.platform.preflight.hook import addon_versions
+
+    client = boto3.client("eks", region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="y")
+    request = {"addonName": "vpc-cni", "kubernetesVersion": "1.35"}
+    with Stubber(client) as stub:
+        stub.add_response("describe_addon_versions", {"addons": [{"addonName": "vpc-cni", "addonVersions": [
+            {"addonVersion": "v1.21.1-eksbuild.1"}]}], "nextToken": "t"}, request)
+        stub.add_response("describe_addon_versions", {"addons": [{"addonName": "vpc-cni", "addonVersions": [
+            {"addonVersion": "v1.20.4-eksbuild.1"}]}]}, {**request, "nextToken": "t"})
+        assert addon_versions({**request, "region": "eu-west-1"}, client) == {
+            "versions": ["v1.21.1-eksbuild.1", "v1.20.4-eksbuild.1"]}
+    with Stubber(client) as stub:
+        stub.add_client_error("describe_addon_versions", "AccessDeniedException", "not authorized")
+        assert "AccessDeniedException" in addon_versions({**request, "region": "eu-west-1"}, client)["error"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from eks_karpenter.platform.adopted import CRDS_TOKEN
+from eks_karpenter.platform.adopted import ADDON_VERSIONS_TOKEN, CRDS_TOKEN
 
 InClusterLookup = Callable[[str, dict[str, Any]], dict[str, Any]]
 """(token, request) -> answer; the token names the look-up (`IN_CLUSTER_TOKEN`, `CRDS_TOKEN`)."""
@@ -15,7 +15,27 @@ InClusterLookup = Callable[[str, dict[str, Any]], dict[str, Any]]
 def _real(token: str, request: dict[str, Any]) -> dict[str, Any]:
     from eks_karpenter.platform.preflight import probe
 
+    if token == ADDON_VERSIONS_TOKEN:
+        return addon_versions(request)
     return probe.crds(request) if token == CRDS_TOKEN else probe.probe(request)
+
+
+def addon_versions(request: dict[str, Any], client: Any = None) -> dict[str, Any]:
+    """Every version EKS offers of `addonName` for `kubernetesVersion` in `region`, with the credentials the
+    program runs with: `{"versions": [...]}`, or `{"error": ...}` when EKS cannot be asked."""
+    try:
+        if client is None:
+            import boto3
+
+            client = boto3.client("eks", region_name=request["region"] or None)
+        versions: list[str] = []
+        pages = client.get_paginator("describe_addon_versions").paginate(
+            addonName=request["addonName"], kubernetesVersion=request["kubernetesVersion"])
+        for page in pages:
+            versions += [v["addonVersion"] for addon in page.get("addons", []) for v in addon.get("addonVersions", [])]
+        return {"versions": versions}
+    except Exception as exc:  # no credentials, no network, no permission: the caller says what it could not check
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 _lookup: InClusterLookup = _real

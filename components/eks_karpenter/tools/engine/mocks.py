@@ -17,7 +17,7 @@ from eks_karpenter import versions
 from eks_karpenter.arns import ZONE_LETTERS, dns_suffix
 from eks_karpenter.labels import INSTANCE_GENERATION
 from eks_karpenter.platform.access.plan import aws_provider_identity, parse_principal
-from eks_karpenter.platform.adopted import CRDS_TOKEN, IN_CLUSTER_TOKEN, OFFLINE_PLACEHOLDER
+from eks_karpenter.platform.adopted import ADDON_VERSIONS_TOKEN, CRDS_TOKEN, IN_CLUSTER_TOKEN, OFFLINE_PLACEHOLDER
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
 from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
 
@@ -258,6 +258,10 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
         # Autoscaler's Deployment at one replica.
         return {"reachable": True, "helmReleases": [], "crds": [],
                 "deployments": dict.fromkeys(args.get("deployments", []), 1), OFFLINE_PLACEHOLDER: True}
+    if token == ADDON_VERSIONS_TOKEN:
+        # Offline nobody knows what EKS offers: no list, so the pins are held to EKS's default and newest only
+        # (tests answer it with invoke_results).
+        return {"versions": None}
     if token == CRDS_TOKEN:
         # A new cluster: none of the CRDs asked about (tests answer it with invoke_results for a cluster that
         # runs, say, the Prometheus Operator).
