@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eks_karpenter import ConfigError
 
 from tests.support import config_models, plan_config, stack_config
-from tests.support.mutations import Mutation, both, setitem
+from tests.support.mutations import Mutation, both, refused, setitem
 
 NET, CLU, KAR = "eks-karpenter:network", "eks-karpenter:cluster", "eks-karpenter:karpenter"
 POOLS, CLASSES, TAGS = "eks-karpenter:nodePools", "eks-karpenter:nodeClasses", "eks-karpenter:tags"
@@ -160,12 +159,8 @@ def _check_line(message: str, path: str, fragment: str, text: str) -> None:
 @pytest.mark.parametrize(("base", "mutate", "path", "fragment"), [c[1:] for c in REFUSED], ids=[c[0] for c in REFUSED])
 def test_refused_with_file_line_and_key(tmp_path: Path, base: str, mutate: Mutation, path: str,
                                         fragment: str) -> None:
-    cfg = stack_config(base)
-    mutate(cfg)
-    result = plan_config(cfg, tmp_path)
-    assert isinstance(result.error, ConfigError), result.error
-    assert result.document.resources == []
-    _check_line(str(result.error), path, fragment, (tmp_path / "stacks" / "Pulumi.bad.yaml").read_text())
+    error, text = refused(tmp_path, base, mutate)
+    _check_line(error, path, fragment, text)
 
 
 ACCEPTED: list[tuple[str, str, Mutation]] = [

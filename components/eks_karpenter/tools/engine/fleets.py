@@ -257,8 +257,8 @@ def _node_role_refusals(changes: Sequence[ResourceChange], old: PlanDocument) ->
                     "`iamNames`, cluster name or region): deleting the old role takes it out of the nodes' instance "
                     "profiles and its access entry goes with it, so every Karpenter node loses its credentials and "
                     "its cluster access at the end of this `up`, before drift replaces it. Keep the names the stack "
-                    "was deployed with (`iamNames: legacy` for a stack from before 0.2.0); docs/UPGRADING.md says "
-                    "how to move in two steps")]
+                    "was deployed with (`iamNames: legacy` for a stack from before 0.2.0); for new names, create a "
+                    "new stack beside it and move the workloads (docs/UPGRADING.md)")]
 
 
 def _network_refusals(changes: Sequence[ResourceChange], old: PlanDocument) -> list[Refusal]:
