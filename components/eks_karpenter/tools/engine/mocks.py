@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
@@ -194,6 +194,21 @@ def _account(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
     return {"ids": [], "id": region, "tags": args.get("tags") or {}}
 
 
+_LIBRARY_LOOKUPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    # The cluster as a first install finds it: reachable, nothing named like this stack's, Cluster Autoscaler's
+    # Deployment at one replica.
+    IN_CLUSTER_TOKEN: lambda args: {"reachable": True, "helmReleases": [], "crds": [],
+                                    "deployments": dict.fromkeys(args.get("deployments", []), 1),
+                                    OFFLINE_PLACEHOLDER: True},
+    # Offline nobody knows what EKS offers: no list, so the pins are held to EKS's default and newest only.
+    ADDON_VERSIONS_TOKEN: lambda args: {"versions": None},
+    # A new cluster: none of the CRDs asked about (a cluster running, say, the Prometheus Operator is a test's).
+    CRDS_TOKEN: lambda args: {"reachable": True, "crds": []},
+}
+"""The library's own look-ups (answered by the cluster or AWS in a real run), as the offline plan answers them;
+tests answer them otherwise with invoke_results."""
+
+
 def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
     if token == "aws:index/getCallerIdentity:getCallerIdentity":
         return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
@@ -253,19 +268,8 @@ def _invoke(token: str, args: dict[str, Any], region: str) -> dict[str, Any]:
         arn = str(args.get("arn", ""))
         return {"arn": arn, "issuerArn": arn, "issuerId": "PLAN", "issuerName": arn.rsplit("/", 1)[-1],
                 "sessionName": "", "id": arn}
-    if token == IN_CLUSTER_TOKEN:
-        # The cluster as a first install finds it: reachable, nothing named like this stack's, Cluster
-        # Autoscaler's Deployment at one replica.
-        return {"reachable": True, "helmReleases": [], "crds": [],
-                "deployments": dict.fromkeys(args.get("deployments", []), 1), OFFLINE_PLACEHOLDER: True}
-    if token == ADDON_VERSIONS_TOKEN:
-        # Offline nobody knows what EKS offers: no list, so the pins are held to EKS's default and newest only
-        # (tests answer it with invoke_results).
-        return {"versions": None}
-    if token == CRDS_TOKEN:
-        # A new cluster: none of the CRDs asked about (tests answer it with invoke_results for a cluster that
-        # runs, say, the Prometheus Operator).
-        return {"reachable": True, "crds": []}
+    if token in _LIBRARY_LOOKUPS:
+        return _LIBRARY_LOOKUPS[token](args)
     if token in _ACCOUNT_TOKENS:
         return _account(token, args, region)
     if token == "aws:iam/getRoles:getRoles":
