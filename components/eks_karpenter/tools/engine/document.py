@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -117,3 +118,14 @@ def _resource_json(r: PlannedResource) -> dict[str, Any]:
     if r.options:
         body["options"] = r.options
     return body
+
+
+def input_at(inputs: Mapping[str, Any], dotted: str) -> Any:
+    """The value at `dotted` (`spec.template.spec.requirements`) in a resource's inputs; None where a part of the
+    path is missing or not a mapping."""
+    value: Any = inputs
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value

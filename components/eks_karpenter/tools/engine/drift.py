@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eks_karpenter.catalogue.match import Requirement
+from eks_karpenter.tools.engine.document import input_at
 from eks_karpenter.tools.engine.drift_rules import HASHED, RESOLVED, RESOLVES, DriftClass, DriftRules, field_class
 
 
@@ -36,23 +37,14 @@ def _leaves(table: Mapping[str, DriftClass], old: Mapping[str, Any], new: Mappin
     """Table path -> (old, new) for every table entry whose value differs as hashed, and for every field under
     `hashed_under` that the table does not know (a later release's): such a field is hashed unless tagged."""
     changed: dict[str, tuple[Any, Any]] = {}
-    unknown = sorted(set(_get(old, hashed_under) or {}) | set(_get(new, hashed_under) or {}))
+    unknown = sorted(set(input_at(old, hashed_under) or {}) | set(input_at(new, hashed_under) or {}))
     paths = [*table, *(f"{hashed_under}.{k}" for k in unknown
                        if field_class(table, (*hashed_under.split("."), k)) is None)]
     for path in paths:
-        a, b = _get(old, path), _get(new, path)
+        a, b = input_at(old, path), input_at(new, path)
         if hash_view(a) != hash_view(b):
             changed[path] = (a, b)
     return changed
-
-
-def _get(obj: Mapping[str, Any], dotted: str) -> Any:
-    value: Any = obj
-    for part in dotted.split("."):
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(part)
-    return value
 
 
 def _short(path: str) -> str:

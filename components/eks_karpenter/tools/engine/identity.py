@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
-from eks_karpenter.tools.engine.document import PlannedResource
+from eks_karpenter.tools.engine.document import PlannedResource, input_at
 from eks_karpenter.tools.engine.fleets import Refusal
 
 if TYPE_CHECKING:
@@ -172,21 +172,12 @@ def natural_key(r: PlannedResource) -> tuple[str, ...] | None:
         return None
     values: list[str] = [spec.family]
     for path in spec.required:
-        value = _get(r.inputs, path)
+        value = input_at(r.inputs, path)
         if value in (None, ""):
             return None
         values.append(_text(path, value))
-    values += [_text(path, _get(r.inputs, path)) for path in spec.optional]
+    values += [_text(path, input_at(r.inputs, path)) for path in spec.optional]
     return tuple(values)
-
-
-def _get(inputs: dict[str, Any], path: str) -> Any:
-    value: Any = inputs
-    for part in path.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
 
 
 def _text(path: str, value: Any) -> str:
