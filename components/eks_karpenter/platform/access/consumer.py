@@ -68,11 +68,12 @@ def consumer_admission(team: str, namespace: str, team_policies: Mapping[str, Se
 
     `team_policies` is the platform stack's `teamPolicies` output (None: a platform that exports none, which
     gives one warning that nothing was checked); every team's policies are evaluated, as the API server does.
-    `objects` are (the consumer's config key, manifest): NodePools and EC2NodeClasses exactly as the components
-    send them, workloads (whose pod template is also evaluated as a Pod in `namespace`) and Services. Each is a
-    request of the team's Kubernetes group (`team_group`), a CREATE and an UPDATE with the object unchanged (a
-    later `up`). One denial per object and refused rule, naming the key, the object, the policy and the policy's
-    own message; `platform` names the platform stack in the messages."""
+    `objects` are (the consumer's config key, manifest as plain data, its Outputs resolved): NodePools and
+    EC2NodeClasses exactly as the components send them (`render_node_pool`, `NodeClass.manifest_for`),
+    workloads (whose pod template is also evaluated as a Pod in `namespace`) and Services. Each is a request of
+    the team's Kubernetes group (`team_group`), a CREATE and an UPDATE with the object unchanged (a later `up`).
+    One denial per object and refused rule, naming the key, the object, the policy and the policy's own message;
+    `platform` names the platform stack in the messages."""
     if team_policies is None:
         return ConsumerAdmission((), (f"the platform ({platform}) exports no teamPolicies (a release before the "
                                       "output): its admission policies were not checked at plan time; `pulumi up` "
