@@ -169,8 +169,7 @@ def build_platform(cfg: StackConfig) -> None:
         _node_termination_handler(st, cluster, namespaces, owner)
     if obs.enabled:
         _observability(st, cluster, karpenter, private_subnets, pool_manifests, class_manifests)
-    _export(st, network, cluster, node_role, node_role_name, iam, karpenter, queue, access, pools)
-    pulumi.export("teamPolicies", policies)
+    _export(st, network, cluster, node_role, node_role_name, iam, karpenter, queue, access, pools, policies)
 
 
 @contextmanager
@@ -532,7 +531,7 @@ def _observability(st: _Stack, cluster: Cluster, karpenter: Karpenter, private_s
 
 def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole, node_role_name: str,
             iam: KarpenterIam, karpenter: Karpenter, queue: InterruptionQueue | None, access: Access | None,
-            pools: list[tuple[NodePoolConfig, NodePool]]) -> None:
+            pools: list[tuple[NodePoolConfig, NodePool]], policies: dict[str, list[dict[str, Any]]]) -> None:
     cfg = st.cfg
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("clusterEndpoint", cluster.endpoint)
@@ -556,6 +555,8 @@ def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole,
         for p in cfg.node_pools if p.disruption.windows})
     pulumi.export("accessPrincipals", [e.principal_arn for e in access_entries(cfg.access)])
     pulumi.export("teamNamespaces", {team.name: list(team.namespaces) for team in cfg.access.teams})
+    # The admission policies the cluster holds, per team: consumer stacks evaluate them at plan time.
+    pulumi.export("teamPolicies", policies)
     pulumi.export("vpcId", network.vpc_id)
     pulumi.export("privateSubnetIds", network.private_subnet_ids)
     pulumi.export("publicSubnetIds", network.public_subnet_ids)
