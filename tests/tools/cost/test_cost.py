@@ -434,3 +434,13 @@ def test_the_dashboard_and_the_cost_report_agree_on_each_pools_vcpu_price() -> N
         assert shown.types == figures["priced"] > 0
         assert shown.cheapest_vcpu_hour == round(figures["usdPerVcpuHour"]["min"], 5)
         assert shown.cheapest_vcpu_hour <= shown.median_vcpu_hour <= figures["usdPerVcpuHour"]["max"]
+
+
+def test_the_plan_comment_prices_the_plans_own_region() -> None:
+    from eks_karpenter.tools.engine.plan_cost import plan_cost_lines
+
+    text = "\n".join(plan_cost_lines(plan_stack("dev"), AS_OF))  # dev: eu-west-1, read from its subnets' zones
+    assert ("instance prices: eu-west-1 on-demand list prices from Apache Libcloud 3.9.1's price table (PyPI "
+            "apache-libcloud") in text
+    assert "prices of 2025-03-02" in text and "a type without a eu-west-1 price there: Karpenter v1.14.1's" in text
+    assert "| `general` | 605 | c8a.medium $0.0539/h (us-east-1's price) |" in text
