@@ -303,6 +303,7 @@ def _fallback_warnings(inputs: CostInputs, pools: list[dict[str, Any]], prices: 
     if live or not prices.fallback:
         return []
     out = []
+
     def where(one: bool) -> str:
         return f"no {inputs.region} price in {prices.label}, so take{'s' if one else ''} {prices.fallback_source}"
 
