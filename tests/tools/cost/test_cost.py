@@ -413,23 +413,26 @@ def test_cost_live_through_the_command_line(monkeypatch: pytest.MonkeyPatch) -> 
     assert "live spot" in group["item"] and group["hourly"] == 0.04
 
 
-def test_the_dashboard_and_the_cost_report_agree_on_each_pools_vcpu_price() -> None:
-    """Both read `catalogue.model.vcpu_hour_prices`: the dashboard's cheapest $/vCPU-h and priced-type count for
-    a pool are the cost report's, for every pool of the prod stack, from the planned manifests."""
+@pytest.mark.parametrize("stack", ["prod", "dev"])  # us-east-1, and eu-west-1 (its own prices)
+def test_the_dashboard_and_the_cost_report_agree_on_each_pools_vcpu_price(stack: str) -> None:
+    """Both read `catalogue.model.vcpu_hour_prices` at the stack's region's prices: the dashboard's cheapest
+    $/vCPU-h and priced-type count for a pool are the cost report's, for every pool of the stack, from the planned
+    manifests."""
     from eks_karpenter.catalogue import ami_family_of
     from eks_karpenter.platform.build import pool_prices
     from eks_karpenter.tools.cost.estimate import PoolSpec, pool_figures
 
-    doc, cfg = plan_stack("prod"), config_of("prod")
+    doc, cfg = plan_stack(stack), config_of(stack)
     pools = {str(r.inputs["metadata"]["name"]): dict(r.inputs) for r in doc.by_type(NODE_POOL_TYPE)}
     classes = {str(r.inputs["metadata"]["name"]): dict(r.inputs) for r in doc.by_type(NODE_CLASS_TYPE)}
     dashboard = pool_prices(cfg, pools, classes)
     report = estimate(inputs_from_config(cfg), AS_OF)["pools"]
-    assert len(pools) >= 3 and {p["name"] for p in report} == set(pools) == set(dashboard)
+    assert len(pools) >= (3 if stack == "prod" else 1) and {p["name"] for p in report} == set(pools) == set(dashboard)
     for figures in report:
         shown = dashboard[figures["name"]]
         node_class = pools[figures["name"]]["spec"]["template"]["spec"]["nodeClassRef"]["name"]
-        planned = pool_figures(PoolSpec(figures["name"], pools[figures["name"]], ami_family_of(classes[node_class])))
+        planned = pool_figures(PoolSpec(figures["name"], pools[figures["name"]], ami_family_of(classes[node_class])),
+                               prices=region_prices(cfg.region))
         assert shown is not None and planned["usdPerVcpuHour"] == figures["usdPerVcpuHour"]
         assert shown.types == figures["priced"] > 0
         assert shown.cheapest_vcpu_hour == round(figures["usdPerVcpuHour"]["min"], 5)
