@@ -23,6 +23,7 @@ import pulumi_kubernetes as k8s
 from eks_karpenter import tags, versions
 from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.catalogue.model import vcpu_hour_prices
+from eks_karpenter.catalogue.prices import region_prices
 from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.config.running import locate_stack_file
@@ -590,11 +591,13 @@ def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str, gr
 
 def pool_prices(cfg: StackConfig, pool_manifests: dict[str, dict[str, Any]],
                 class_manifests: dict[str, dict[str, Any]]) -> dict[str, PoolPrice | None]:
-    """On-demand price per vCPU-hour of what each pool admits (catalogue), and its cpu limit, for the dashboard."""
+    """On-demand price per vCPU-hour of what each pool admits (catalogue) in the stack's region (as `cost` prices
+    it: catalogue/prices.py), and its cpu limit, for the dashboard."""
+    prices = region_prices(cfg.region)
     out: dict[str, PoolPrice | None] = {}
     for pool in cfg.node_pools:
         admission = admitted_for(pool_manifests[pool.name], class_manifests.get(pool.node_class))
         cpu = pool.limits.get("cpu")
         limit = cpu_millis(cpu) / 1000 if cpu is not None else None
-        out[pool.name] = pool_price(vcpu_hour_prices(admission.types), limit)
+        out[pool.name] = pool_price(vcpu_hour_prices(admission.types, lambda t: prices.price(t.name)), limit)
     return out
