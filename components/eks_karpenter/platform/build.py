@@ -556,7 +556,6 @@ def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole,
         for p in cfg.node_pools if p.disruption.windows})
     pulumi.export("accessPrincipals", [e.principal_arn for e in access_entries(cfg.access)])
     pulumi.export("teamNamespaces", {team.name: list(team.namespaces) for team in cfg.access.teams})
-    # The admission policies the cluster holds, per team: consumer stacks evaluate them at plan time.
     pulumi.export("teamPolicies", policies)
     pulumi.export("vpcId", network.vpc_id)
     pulumi.export("privateSubnetIds", network.private_subnet_ids)
@@ -591,13 +590,11 @@ def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str, gr
 
 def pool_prices(cfg: StackConfig, pool_manifests: dict[str, dict[str, Any]],
                 class_manifests: dict[str, dict[str, Any]]) -> dict[str, PoolPrice | None]:
-    """On-demand price per vCPU-hour of what each pool admits (catalogue) in the stack's region (as `cost` prices
-    it: catalogue/prices.py), and its cpu limit, for the dashboard."""
-    prices = region_prices(cfg.region)
+    """Each pool's on-demand vCPU-hour price in the stack's region (catalogue/prices.py), cpu limit: the dashboard's."""
     out: dict[str, PoolPrice | None] = {}
     for pool in cfg.node_pools:
         admission = admitted_for(pool_manifests[pool.name], class_manifests.get(pool.node_class))
-        cpu = pool.limits.get("cpu")
-        limit = cpu_millis(cpu) / 1000 if cpu is not None else None
-        out[pool.name] = pool_price(vcpu_hour_prices(admission.types, lambda t: prices.price(t.name)), limit)
+        limit = cpu_millis(cpu) / 1000 if (cpu := pool.limits.get("cpu")) is not None else None
+        hourly = vcpu_hour_prices(admission.types, lambda t: region_prices(cfg.region).price(t.name))
+        out[pool.name] = pool_price(hourly, limit)
     return out
