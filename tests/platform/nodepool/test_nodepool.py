@@ -1094,3 +1094,11 @@ def test_rendered_requirements_follow_each_pool_not_a_stale_copy() -> None:
     assert [r.values for r in pool_requirements(pool) if r.key == INSTANCE_FAMILY] == [("m5",)]
     assert render_node_pool(changed)["spec"]["template"]["spec"]["requirements"] != \
         render_node_pool(pool)["spec"]["template"]["spec"]["requirements"]
+
+
+def test_a_missing_class_is_named_by_the_callers_own_key() -> None:
+    # A consumer project validates its pool against its own class key, not the platform's stack key.
+    found = validate_node_config(pools_of({"name": "p", "nodeClass": "gpu"}), classes_of({"name": "default"}),
+                                 ZONES, True, ("team-batch:nodePool",), ("team-batch:nodeClass",))
+    [issue] = [i for i in found if i.path == ("team-batch:nodePool", 0, "nodeClass")]
+    assert issue.message.startswith("no team-batch:nodeClass entry has this name (defined: default)"), issue.message

@@ -47,7 +47,8 @@ def validate_node_config(pools: Sequence[NodePoolConfig], classes: Sequence[Node
     by_name = {c.name: c for c in classes}
     for i, pool in enumerate(pools):
         at = at_pools + (i,)
-        found = _pool_issues(pool, at) + _pool_context_issues(pool, by_name, zones, interruption_handled, at)
+        found = _pool_issues(pool, at) + _pool_context_issues(pool, by_name, zones, interruption_handled, at,
+                                                             at_classes)
         issues += found
         if not found:  # what a well-formed pool can launch (a malformed one has its own errors)
             issues += admission_issues(pool, by_name[pool.node_class], at)
@@ -310,13 +311,13 @@ def _first(reqs: list[Requirement], key: str) -> Requirement | None:
 
 
 def _pool_context_issues(pool: NodePoolConfig, classes: dict[str, NodeClassConfig], zones: list[str],
-                         interruption_handled: bool, at: KeyPath) -> list[Issue]:
+                         interruption_handled: bool, at: KeyPath, at_classes: KeyPath) -> list[Issue]:
     issues: list[Issue] = []
     reqs = pool_requirements(pool)
     cls = classes.get(pool.node_class)
     if cls is None:
         known = ", ".join(sorted(classes)) or "none"
-        issues.append(Issue(at + ("nodeClass",), f"no eks-karpenter:nodeClasses entry has this name (defined: "
+        issues.append(Issue(at + ("nodeClass",), f"no {render_path(at_classes)} entry has this name (defined: "
                             f"{known})", pool.node_class))
 
     for r in reqs:
