@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from dataclasses import field as data_field
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -83,6 +84,7 @@ from eks_karpenter.platform.refusals import refuse_example_account, refuse_guard
 from eks_karpenter.platform.release_owner import ReleaseOwner
 from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.stack_cluster import StackCluster
+from eks_karpenter.platform.taken_names import Adopted, check_taken_names
 from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
 from eks_karpenter.quantities import cpu_millis
 
@@ -109,6 +111,8 @@ class _Stack:
     operator_crds: frozenset[str] | None = None
     """The Prometheus Operator CRDs the cluster has, looked up when a Prometheus Operator scrapes the platform
     (None: not looked up)."""
+    adopted: Adopted = data_field(default_factory=Adopted)
+    """Fixed-name resources of this stack that exist already (platform/taken_names.py)."""
 
     @property
     def name(self) -> str:
@@ -139,6 +143,9 @@ def build_platform(cfg: StackConfig) -> None:
             refuse_guardrails_before_1_30(cfg, existing.version, source, project)
     releases = _check_pins(st, existing)
     _check_account(st)
+    st = replace(st, adopted=check_taken_names(
+        st.name, cfg.region, log_types=None if cfg.cluster.existing else list(cfg.cluster.log_types),
+        project=project, source=source))
 
     network = _network(st)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
@@ -295,7 +302,7 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
         "protect": cfg.protect, "iamNames": st.iam, "permissionsBoundary": cfg.permissions_boundary,
         # An adopted cluster's security group is another tool's: selected by ID, not tagged, unless asked.
         "tagSecurityGroup": _adopted_cluster_sg(st) is None,
-        "systemReleaseVersion": system_release,
+        "systemReleaseVersion": system_release, "adoptLogGroup": st.adopted.log_group is not None,
     })
 
 

@@ -419,6 +419,13 @@ ACTIONS: dict[str, TypeActions] = {
     "aws:iam/getRoles:getRoles": TypeActions(
         read=("iam:ListRoles",),
         evidence=(tf("internal/service/iam/roles_data_source.go", "07e0d0b940f57c782f8fcc9ccfd8b19f59383b51"),)),
+    "aws:cloudwatch/getLogGroups:getLogGroups": TypeActions(
+        read=("logs:DescribeLogGroups",),
+        evidence=(tf("internal/service/logs/groups_data_source.go", "0a44c8632d7906fdf977d03d5497265a195bc583"),)),
+    "aws:cloudwatch/getLogGroup:getLogGroup": TypeActions(
+        # The group, then its tags by ARN (the data source's `@Tags(identifierAttribute="arn")`).
+        read=("logs:DescribeLogGroups", "logs:ListTagsForResource"),
+        evidence=(tf("internal/service/logs/group_data_source.go", "0ac6a8e1d84d7dc48f49354deca23f694d2a6431"),)),
     "aws:eks/getCluster:getCluster": TypeActions(
         read=("eks:DescribeCluster",), evidence=(f"{TF_AWS} internal/service/eks/cluster_data_source.go",)),
     "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": TypeActions(
