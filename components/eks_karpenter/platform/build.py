@@ -145,7 +145,7 @@ def build_platform(cfg: StackConfig) -> None:
     _check_account(st)
     st = replace(st, adopted=check_taken_names(
         st.name, cfg.region, log_types=None if cfg.cluster.existing else list(cfg.cluster.log_types),
-        project=project, source=source))
+        queue=cfg.interruption.enabled, project=project, source=source))
 
     network = _network(st)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
@@ -155,7 +155,8 @@ def build_platform(cfg: StackConfig) -> None:
     cluster = _cluster(st, network, private_subnets, node_role, existing, releases.get("system"))
     obs = cfg.observability
     queue = InterruptionQueue("interruption", {"clusterName": st.name, "tags": st.tags,
-                                               "alarms": queue_alarms(obs), "alarmTopicArn": obs.alarm_topic_arn}) \
+                                               "alarms": queue_alarms(obs), "alarmTopicArn": obs.alarm_topic_arn,
+                                               "adoptQueueUrl": st.adopted.queue}) \
         if cfg.interruption.enabled else None
     iam = _karpenter_iam(st, cluster, node_role, queue)
     namespaces = _namespaces(st, cluster)

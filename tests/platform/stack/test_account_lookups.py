@@ -24,7 +24,15 @@ from eks_karpenter.platform.lookups import (
     zone_issues,
 )
 from eks_karpenter.platform.network.plan import plan_subnets
-from eks_karpenter.platform.taken_names import LOG_GROUP_TOKEN, LOG_GROUPS_TOKEN, Found, log_group_issue
+from eks_karpenter.platform.taken_names import (
+    LOG_GROUP_TOKEN,
+    LOG_GROUPS_TOKEN,
+    QUEUE_TOKEN,
+    QUEUES_TOKEN,
+    Found,
+    log_group_issue,
+    queue_issue,
+)
 from eks_karpenter.tools.engine import PlanDocument, PlanResult, run_plan
 
 from tests.support import REPO, plan_stack, stack_config
@@ -284,3 +292,68 @@ def test_log_group_ownership_rules() -> None:
     assert log_group_issue(found, "a", "eu-west-1", ("c", "logTypes"), ["api"]) is None
     issue = log_group_issue(found, "b", "eu-west-1", ("c", "logTypes"), ["api"])
     assert issue is not None and issue.path == ("c", "logTypes") and issue.value == ["api"]
+
+
+QUEUE_URL = "https://sqs.eu-west-1.amazonaws.com/123456789012/dev-karpenter"
+
+
+def other_queues(tags: dict[str, str], urls: list[str] | None = None) -> dict[str, Any]:
+    """The account with an SQS queue named after dev's cluster (as Karpenter's getting-started CloudFormation
+    stack leaves one), with `tags`; `urls`: every queue the name is a prefix of."""
+    return {
+        QUEUES_TOKEN: {"queueUrls": urls if urls is not None else [QUEUE_URL], "id": "eu-west-1"},
+        QUEUE_TOKEN: {"name": "dev-karpenter", "url": QUEUE_URL, "id": QUEUE_URL,
+                      "arn": "arn:aws:sqs:eu-west-1:123456789012:dev-karpenter", "tags": tags},
+    }
+
+
+def queue(doc: PlanDocument) -> Any:
+    [found] = doc.by_type("aws:sqs/queue:Queue")
+    return found
+
+
+def test_offline_no_queue_of_the_clusters_name_exists_yet() -> None:
+    for stack in ("dev", "brownfield"):  # an adopted cluster's stack creates its queue too
+        doc = plan_stack(stack)
+        [ask] = [i for i in doc.invokes if i.token == QUEUES_TOKEN]
+        assert ask.args["queueNamePrefix"] == stack_config(stack)["eks-karpenter:cluster"]["name"]
+        assert QUEUE_TOKEN not in [i.token for i in doc.invokes]
+        assert "import" not in queue(doc).options
+
+
+def test_a_queue_of_the_clusters_name_another_tool_made_is_refused_with_the_ways_out() -> None:
+    text = refused(run(invoke_results=other_queues({"owner": "cloudformation"})))
+    assert "eks-karpenter:interruption.enabled: an SQS queue dev-karpenter already exists in this account " \
+           "(eu-west-1) and this stack did not create it" in text
+    assert "a `pulumi destroy` would delete it" in text
+    assert "`aws cloudformation delete-stack --region eu-west-1 --stack-name Karpenter-dev-karpenter`" in text
+    assert f"`aws sqs tag-queue --region eu-west-1 --queue-url {QUEUE_URL} --tags " \
+           "eks-karpenter/cluster=dev-karpenter`): the next `up` adopts it" in text
+
+
+def test_queues_the_name_is_only_a_prefix_of_are_not_in_the_way() -> None:
+    result = run(invoke_results=other_queues({}, urls=[QUEUE_URL + "-dlq", QUEUE_URL + "2"]))
+    assert result.error is None, result.error
+    assert QUEUE_TOKEN not in [i.token for i in result.document.invokes]
+
+
+def test_a_queue_tagged_as_this_clusters_is_adopted() -> None:
+    result = run(invoke_results=other_queues({"eks-karpenter/cluster": "dev-karpenter"}))
+    assert result.error is None, result.error
+    assert queue(result.document).options["import"] == QUEUE_URL
+
+
+def test_without_interruption_handling_the_queue_is_not_looked_up() -> None:
+    pools = [{**p, "capacityTypes": ["on-demand"]} for p in stack_config("dev")["eks-karpenter:nodePools"]]
+    cluster = {**stack_config("dev")["eks-karpenter:cluster"], "spotNodeGroups": []}
+    result = run(**{"eks-karpenter:interruption": {"enabled": False}, "eks-karpenter:nodePools": pools,
+                    "eks-karpenter:cluster": cluster})
+    assert result.error is None, result.error
+    assert QUEUES_TOKEN not in [i.token for i in result.document.invokes]
+
+
+def test_queue_ownership_rules() -> None:
+    found = Found("a", QUEUE_URL, "arn", {"eks-karpenter/cluster": "a"})
+    assert queue_issue(found, "a", "eu-west-1", ("i", "enabled"), True) is None
+    issue = queue_issue(found, "b", "eu-west-1", ("i", "enabled"), True)
+    assert issue is not None and issue.path == ("i", "enabled")

@@ -213,6 +213,7 @@ _NOT_YET: dict[str, dict[str, Any]] = {
     # A fresh account has no resource of the fixed names a first `up` creates (platform/taken_names.py); tests
     # answer these for an account a cluster of the same name ran in before.
     "aws:cloudwatch/getLogGroups:getLogGroups": {"arns": [], "logGroupNames": []},
+    "aws:sqs/getQueues:getQueues": {"queueUrls": []},
 }
 
 
