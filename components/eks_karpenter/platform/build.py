@@ -80,7 +80,7 @@ from eks_karpenter.platform.observability.rules import observability_warnings
 from eks_karpenter.platform.preflight.checks import placeholder_issue
 from eks_karpenter.platform.preflight.hook import offline
 from eks_karpenter.platform.preflight.lookup import cluster_crds, run_preflight, warn_unchecked
-from eks_karpenter.platform.refusals import refuse_example_account, refuse_guardrails_before_1_30
+from eks_karpenter.platform.refusals import refuse_examples, refuse_guardrails_before_1_30
 from eks_karpenter.platform.release_owner import ReleaseOwner
 from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.stack_cluster import StackCluster
@@ -132,7 +132,7 @@ def build_platform(cfg: StackConfig) -> None:
     # (an undeclared identity, nodes that could never join, an API the deployer cannot reach, a release or CRDs in
     # the way, a pin that does not exist) leaves nothing half-created.
     # A stack copied from the examples and not filled in is refused first: its principals exist nowhere.
-    refuse_example_account(cfg, source, project)
+    refuse_examples(cfg, source, project)
     check_caller(cfg.access, cluster_created=not cfg.cluster.existing, source=source, project=project)
     existing, facts = run_preflight(cfg, source, project, pulumi.get_stack()) if cfg.cluster.existing \
         else (None, None)
