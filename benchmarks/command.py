@@ -70,17 +70,21 @@ out.write_text(doc.to_json())
 '''
 
 # The floor program reads its registrations with `marshal` instead of the JSON plan: the same data, loaded at
-# the least cost (a plan of 1,000 pairs is megabytes of JSON, which the platform never reads).
+# the least cost (a plan of 1,000 pairs is megabytes of JSON, which the platform never reads). It makes the plan's
+# look-ups first, as the platform's preflight does: `pulumi.runtime.invoke` is synchronous and runs the event loop
+# until its answer comes, and made after the registrations, each look-up ran that loop over every registration
+# still in flight, which made the floor quadratic in N (its invokes grow with the pairs).
 FLOOR_REGISTRATIONS = ('resources = {r["urn"]: r for r in json.loads((Path(__file__).parent / "plan.json")'
                        '.read_text())["resources"]}')
 FLOOR_PROGRAM_MARSHAL = FLOOR_PROGRAM.replace(
     FLOOR_REGISTRATIONS,
     'import marshal\nresources = {r["urn"]: r for r in marshal.loads((Path(__file__).parent / "plan.marshal")'
-    '.read_bytes())}') + '''
-# The plan's invokes and stack outputs, so the floor's JSON document is the platform's.
-extra = marshal.loads((Path(__file__).parent / "extra.marshal").read_bytes())
-for call in extra["invokes"]:
-    pulumi.runtime.invoke(call["token"], call["args"])
+    '.read_bytes())}\n'
+    '# The plan\'s invokes, before any registration (see benchmarks/command.py).\n'
+    'extra = marshal.loads((Path(__file__).parent / "extra.marshal").read_bytes())\n'
+    'for call in extra["invokes"]:\n'
+    '    pulumi.runtime.invoke(call["token"], call["args"])') + '''
+# The plan's stack outputs, so the floor's JSON document is the platform's.
 for name, value in extra["outputs"].items():
     pulumi.export(name, value)
 '''

@@ -13,6 +13,7 @@ import pytest
 import yaml
 from eks_karpenter.config.stackfile import read_stack_file
 from eks_karpenter.tools.engine import PlanDocument, plan_program
+from eks_karpenter.tools.engine.mocks import PlanMocks
 
 from benchmarks import command
 from benchmarks.results import RESULTS
@@ -96,6 +97,34 @@ def test_the_floor_command_writes_the_plans_json(tmp_path: Path, team_plan: tupl
         assert {**r, "dependencies": None} == {**f, "dependencies": None}, urn
         # Dependencies the plan got from Output-valued inputs are the only ones missing: the floor's are plain.
         assert set(f["dependencies"]) <= set(r["dependencies"]), urn
+
+
+@pytest.mark.slow
+def test_the_floor_makes_its_look_ups_before_any_registration(tmp_path: Path, team_plan: tuple[Path, PlanDocument],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A synchronous look-up runs the event loop over every registration still in flight: made after them, the
+    floor's look-ups (which grow with the pairs) made it quadratic in N. The platform's preflight makes its own
+    first, and so does the floor."""
+    _, plan = team_plan
+    floor = command.make_floor(tmp_path / "floor", plan.to_json())
+    registered: list[str] = []
+    pending_at_invoke: list[int] = []
+    new_resource, answer = PlanMocks.new_resource, PlanMocks.answer
+
+    def counting_new_resource(self: PlanMocks, args: Any) -> Any:
+        registered.append(args.name)
+        return new_resource(self, args)
+
+    def counting_answer(self: PlanMocks, token: str, args: dict[str, Any]) -> dict[str, Any]:
+        pending_at_invoke.append(len(registered))
+        return answer(self, token, args)
+
+    monkeypatch.setattr(PlanMocks, "new_resource", counting_new_resource)
+    monkeypatch.setattr(PlanMocks, "answer", counting_answer)
+    doc = plan_program(floor, command.STACK)
+    assert len(pending_at_invoke) == len(plan.invokes) > 0 and registered
+    assert set(pending_at_invoke) == {0}
+    assert len(doc.resources) == len(plan.resources)
 
 
 def test_the_floor_reads_the_stack_file_without_the_library() -> None:

@@ -100,6 +100,16 @@ def test_a_node_group_with_a_launch_template_may_launch_and_tag_with_it() -> Non
             assert {"ec2:RunInstances", "ec2:CreateTags"} <= granted, stack
 
 
+def test_the_taken_name_look_ups_may_read_what_they_find() -> None:
+    """A fresh account's plan only lists log groups and queues by name; in an account that has one, the preview
+    reads it for its tags, and a denied read would hide the refusal that names it."""
+    for stack in STACKS:
+        granted = all_actions([deploy_role_policy([document(stack)])])
+        assert {"sqs:ListQueues", "sqs:GetQueueUrl", "sqs:GetQueueAttributes", "sqs:ListQueueTags"} <= granted
+        if stack != "brownfield":  # an adopted cluster's log group is not the stack's
+            assert {"logs:DescribeLogGroups", "logs:ListTagsForResource"} <= granted
+
+
 def test_the_destroy_paths_the_providers_take_are_allowed() -> None:
     """A subnet's delete lists and removes the network interfaces a service left in it; a role's delete takes the
     role out of its instance profiles and detaches and deletes its policies before the role goes."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from dataclasses import field as data_field
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -80,10 +81,11 @@ from eks_karpenter.platform.observability.rules import observability_warnings
 from eks_karpenter.platform.preflight.checks import placeholder_issue
 from eks_karpenter.platform.preflight.hook import offline
 from eks_karpenter.platform.preflight.lookup import cluster_crds, run_preflight, warn_unchecked
-from eks_karpenter.platform.refusals import refuse_example_account, refuse_guardrails_before_1_30
+from eks_karpenter.platform.refusals import refuse_examples, refuse_guardrails_before_1_30
 from eks_karpenter.platform.release_owner import ReleaseOwner
 from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.stack_cluster import StackCluster
+from eks_karpenter.platform.taken_names import Adopted, check_taken_names
 from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
 from eks_karpenter.quantities import cpu_millis
 
@@ -110,6 +112,8 @@ class _Stack:
     operator_crds: frozenset[str] | None = None
     """The Prometheus Operator CRDs the cluster has, looked up when a Prometheus Operator scrapes the platform
     (None: not looked up)."""
+    adopted: Adopted = data_field(default_factory=Adopted)
+    """Fixed-name resources of this stack that exist already (platform/taken_names.py)."""
 
     @property
     def name(self) -> str:
@@ -129,7 +133,7 @@ def build_platform(cfg: StackConfig) -> None:
     # (an undeclared identity, nodes that could never join, an API the deployer cannot reach, a release or CRDs in
     # the way, a pin that does not exist) leaves nothing half-created.
     # A stack copied from the examples and not filled in is refused first: its principals exist nowhere.
-    refuse_example_account(cfg, source, project)
+    refuse_examples(cfg, source, project)
     check_caller(cfg.access, cluster_created=not cfg.cluster.existing, source=source, project=project)
     existing, facts = run_preflight(cfg, source, project, pulumi.get_stack()) if cfg.cluster.existing \
         else (None, None)
@@ -140,6 +144,9 @@ def build_platform(cfg: StackConfig) -> None:
             refuse_guardrails_before_1_30(cfg, existing.version, source, project)
     releases = _check_pins(st, existing)
     _check_account(st)
+    st = replace(st, adopted=check_taken_names(
+        st.name, cfg.region, log_types=None if cfg.cluster.existing else list(cfg.cluster.log_types),
+        queue=cfg.interruption.enabled, project=project, source=source))
 
     network = _network(st)
     private_subnets = network.private_subnet_ids.apply(lambda by_zone: [by_zone[z] for z in sorted(by_zone)])
@@ -149,7 +156,8 @@ def build_platform(cfg: StackConfig) -> None:
     cluster = _cluster(st, network, private_subnets, node_role, existing, releases.get("system"))
     obs = cfg.observability
     queue = InterruptionQueue("interruption", {"clusterName": st.name, "tags": st.tags,
-                                               "alarms": queue_alarms(obs), "alarmTopicArn": obs.alarm_topic_arn}) \
+                                               "alarms": queue_alarms(obs), "alarmTopicArn": obs.alarm_topic_arn,
+                                               "adoptQueueUrl": st.adopted.queue}) \
         if cfg.interruption.enabled else None
     iam = _karpenter_iam(st, cluster, node_role, queue)
     namespaces = _namespaces(st, cluster)
@@ -298,7 +306,7 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
         "protect": cfg.protect, "iamNames": st.iam, "permissionsBoundary": cfg.permissions_boundary,
         # An adopted cluster's security group is another tool's: selected by ID, not tagged, unless asked.
         "tagSecurityGroup": _adopted_cluster_sg(st) is None,
-        "systemReleaseVersion": system_release,
+        "systemReleaseVersion": system_release, "adoptLogGroup": st.adopted.log_group is not None,
     })
 
 

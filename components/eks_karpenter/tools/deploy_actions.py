@@ -419,6 +419,22 @@ ACTIONS: dict[str, TypeActions] = {
     "aws:iam/getRoles:getRoles": TypeActions(
         read=("iam:ListRoles",),
         evidence=(tf("internal/service/iam/roles_data_source.go", "07e0d0b940f57c782f8fcc9ccfd8b19f59383b51"),)),
+    # The taken-name look-ups (platform/taken_names.py) read the one group or queue they list, when there is one:
+    # a plan of a fresh account lists only, so the reads come in as children.
+    "aws:cloudwatch/getLogGroups:getLogGroups": TypeActions(
+        read=("logs:DescribeLogGroups",), children=("aws:cloudwatch/getLogGroup:getLogGroup",),
+        evidence=(tf("internal/service/logs/groups_data_source.go", "0a44c8632d7906fdf977d03d5497265a195bc583"),)),
+    "aws:cloudwatch/getLogGroup:getLogGroup": TypeActions(
+        # The group, then its tags by ARN (the data source's `@Tags(identifierAttribute="arn")`).
+        read=("logs:DescribeLogGroups", "logs:ListTagsForResource"),
+        evidence=(tf("internal/service/logs/group_data_source.go", "0ac6a8e1d84d7dc48f49354deca23f694d2a6431"),)),
+    "aws:sqs/getQueues:getQueues": TypeActions(
+        read=("sqs:ListQueues",), children=("aws:sqs/getQueue:getQueue",),
+        evidence=(tf("internal/service/sqs/queues_data_source.go", "1bf14ce2417cb8628a750634bac3dc28975387c4"),)),
+    "aws:sqs/getQueue:getQueue": TypeActions(
+        # The queue's URL by name, its ARN, then its tags.
+        read=("sqs:GetQueueUrl", "sqs:GetQueueAttributes", "sqs:ListQueueTags"),
+        evidence=(tf("internal/service/sqs/queue_data_source.go", "0148137dc6fb802b97b74036846777ab15c0f9ad"),)),
     "aws:eks/getCluster:getCluster": TypeActions(
         read=("eks:DescribeCluster",), evidence=(f"{TF_AWS} internal/service/eks/cluster_data_source.go",)),
     "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": TypeActions(

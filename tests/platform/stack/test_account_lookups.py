@@ -1,7 +1,8 @@
 """What only the account knows, checked at preview before anything is registered: the chosen zones by zone ID,
-the instance types offered there, and a VPC this stack already created. Offline the mocks answer as a fresh
-account (every catalogued type in every zone but us-east-1e, which is use1-az3 there; no VPC yet); here fixtures
-answer as other accounts do."""
+the instance types offered there, a VPC this stack already created, and the fixed-name resources an earlier
+cluster of the same name may have left. Offline the mocks answer as a fresh account (every catalogued type in
+every zone but us-east-1e, which is use1-az3 there; no VPC, log group or queue yet); here fixtures answer as other
+accounts do."""
 
 from __future__ import annotations
 
@@ -23,7 +24,16 @@ from eks_karpenter.platform.lookups import (
     zone_issues,
 )
 from eks_karpenter.platform.network.plan import plan_subnets
-from eks_karpenter.tools.engine import PlanResult, run_plan
+from eks_karpenter.platform.taken_names import (
+    LOG_GROUP_TOKEN,
+    LOG_GROUPS_TOKEN,
+    QUEUE_TOKEN,
+    QUEUES_TOKEN,
+    Found,
+    log_group_issue,
+    queue_issue,
+)
+from eks_karpenter.tools.engine import PlanDocument, PlanResult, run_plan
 
 from tests.support import REPO, plan_stack, stack_config
 
@@ -223,3 +233,127 @@ def test_network_change_rules() -> None:
     [issue] = network_change_issues("vpc-1", "10.0.0.0/16", subnets, vpc_cidr="10.1.0.0/16", zones=["a", "b"],
                                     at=("n",))
     assert issue.path == ("n", "vpcCidr") and issue.value == "10.1.0.0/16"
+
+
+# --- fixed names a first `up` may find taken ----------------------------------------------------------------------
+
+LOG_GROUP = "/aws/eks/dev-karpenter/cluster"
+LOG_GROUP_ARN = f"arn:aws:logs:eu-west-1:123456789012:log-group:{LOG_GROUP}"
+
+
+def left_log_group(tags: dict[str, str]) -> dict[str, Any]:
+    """The account as an earlier cluster of dev's name left it: its control-plane log group, with `tags`."""
+    return {
+        LOG_GROUPS_TOKEN: {"arns": [LOG_GROUP_ARN], "logGroupNames": [LOG_GROUP], "id": "eu-west-1"},
+        LOG_GROUP_TOKEN: {"name": LOG_GROUP, "arn": LOG_GROUP_ARN, "id": LOG_GROUP, "retentionInDays": 0,
+                          "creationTime": 1, "kmsKeyId": "", "logGroupClass": "STANDARD", "tags": tags},
+    }
+
+
+def log_group(doc: PlanDocument) -> Any:
+    [group] = doc.by_type("aws:cloudwatch/logGroup:LogGroup")
+    return group
+
+
+def test_offline_no_control_plane_log_group_exists_yet() -> None:
+    doc = plan_stack("dev")
+    [ask] = [i for i in doc.invokes if i.token == LOG_GROUPS_TOKEN]
+    assert ask.args["logGroupNamePrefix"] == LOG_GROUP
+    assert LOG_GROUP_TOKEN not in [i.token for i in doc.invokes]
+    assert "import" not in log_group(doc).options
+    # An adopted cluster's log group is not this stack's; without logging there is none.
+    assert LOG_GROUPS_TOKEN not in [i.token for i in plan_stack("brownfield").invokes]
+    cluster = {**stack_config("dev")["eks-karpenter:cluster"], "logTypes": []}
+    assert LOG_GROUPS_TOKEN not in [i.token for i in run(**{"eks-karpenter:cluster": cluster}).document.invokes]
+
+
+def test_a_log_group_an_earlier_cluster_of_the_name_left_is_refused_with_the_ways_out() -> None:
+    text = refused(run(invoke_results=left_log_group({})))
+    assert f"eks-karpenter:cluster.logTypes: the log group {LOG_GROUP} already exists in this account (eu-west-1) " \
+           "and this stack did not create it" in text
+    assert "ResourceAlreadyExistsException" in text
+    assert f"`aws logs tag-resource --region eu-west-1 --resource-arn {LOG_GROUP_ARN} --tags " \
+           "eks-karpenter/cluster=dev-karpenter`): the next `up` adopts it" in text
+    assert f"`aws logs delete-log-group --region eu-west-1 --log-group-name {LOG_GROUP}`" in text
+    # Another cluster's tag is not this one's.
+    refused(run(invoke_results=left_log_group({"eks-karpenter/cluster": "other"})))
+
+
+def test_a_log_group_tagged_as_this_clusters_is_adopted() -> None:
+    result = run(invoke_results=left_log_group({"eks-karpenter/cluster": "dev-karpenter", "team": "platform"}))
+    assert result.error is None, result.error
+    group = log_group(result.document)
+    assert group.options["import"] == LOG_GROUP
+    assert group.inputs["retentionInDays"] == 90 and group.inputs["name"] == LOG_GROUP
+
+
+def test_log_group_ownership_rules() -> None:
+    found = Found(LOG_GROUP, LOG_GROUP, LOG_GROUP_ARN, {"eks-karpenter/cluster": "a"})
+    assert log_group_issue(found, "a", "eu-west-1", ("c", "logTypes"), ["api"]) is None
+    issue = log_group_issue(found, "b", "eu-west-1", ("c", "logTypes"), ["api"])
+    assert issue is not None and issue.path == ("c", "logTypes") and issue.value == ["api"]
+
+
+QUEUE_URL = "https://sqs.eu-west-1.amazonaws.com/123456789012/dev-karpenter"
+
+
+def other_queues(tags: dict[str, str], urls: list[str] | None = None) -> dict[str, Any]:
+    """The account with an SQS queue named after dev's cluster (as Karpenter's getting-started CloudFormation
+    stack leaves one), with `tags`; `urls`: every queue the name is a prefix of."""
+    return {
+        QUEUES_TOKEN: {"queueUrls": urls if urls is not None else [QUEUE_URL], "id": "eu-west-1"},
+        QUEUE_TOKEN: {"name": "dev-karpenter", "url": QUEUE_URL, "id": QUEUE_URL,
+                      "arn": "arn:aws:sqs:eu-west-1:123456789012:dev-karpenter", "tags": tags},
+    }
+
+
+def queue(doc: PlanDocument) -> Any:
+    [found] = doc.by_type("aws:sqs/queue:Queue")
+    return found
+
+
+def test_offline_no_queue_of_the_clusters_name_exists_yet() -> None:
+    for stack in ("dev", "brownfield"):  # an adopted cluster's stack creates its queue too
+        doc = plan_stack(stack)
+        [ask] = [i for i in doc.invokes if i.token == QUEUES_TOKEN]
+        assert ask.args["queueNamePrefix"] == stack_config(stack)["eks-karpenter:cluster"]["name"]
+        assert QUEUE_TOKEN not in [i.token for i in doc.invokes]
+        assert "import" not in queue(doc).options
+
+
+def test_a_queue_of_the_clusters_name_another_tool_made_is_refused_with_the_ways_out() -> None:
+    text = refused(run(invoke_results=other_queues({"owner": "cloudformation"})))
+    assert "eks-karpenter:interruption.enabled: an SQS queue dev-karpenter already exists in this account " \
+           "(eu-west-1) and this stack did not create it" in text
+    assert "a `pulumi destroy` would delete it" in text
+    assert "`aws cloudformation delete-stack --region eu-west-1 --stack-name Karpenter-dev-karpenter`" in text
+    assert f"`aws sqs tag-queue --region eu-west-1 --queue-url {QUEUE_URL} --tags " \
+           "eks-karpenter/cluster=dev-karpenter`): the next `up` adopts it" in text
+
+
+def test_queues_the_name_is_only_a_prefix_of_are_not_in_the_way() -> None:
+    result = run(invoke_results=other_queues({}, urls=[QUEUE_URL + "-dlq", QUEUE_URL + "2"]))
+    assert result.error is None, result.error
+    assert QUEUE_TOKEN not in [i.token for i in result.document.invokes]
+
+
+def test_a_queue_tagged_as_this_clusters_is_adopted() -> None:
+    result = run(invoke_results=other_queues({"eks-karpenter/cluster": "dev-karpenter"}))
+    assert result.error is None, result.error
+    assert queue(result.document).options["import"] == QUEUE_URL
+
+
+def test_without_interruption_handling_the_queue_is_not_looked_up() -> None:
+    pools = [{**p, "capacityTypes": ["on-demand"]} for p in stack_config("dev")["eks-karpenter:nodePools"]]
+    cluster = {**stack_config("dev")["eks-karpenter:cluster"], "spotNodeGroups": []}
+    result = run(**{"eks-karpenter:interruption": {"enabled": False}, "eks-karpenter:nodePools": pools,
+                    "eks-karpenter:cluster": cluster})
+    assert result.error is None, result.error
+    assert QUEUES_TOKEN not in [i.token for i in result.document.invokes]
+
+
+def test_queue_ownership_rules() -> None:
+    found = Found("a", QUEUE_URL, "arn", {"eks-karpenter/cluster": "a"})
+    assert queue_issue(found, "a", "eu-west-1", ("i", "enabled"), True) is None
+    issue = queue_issue(found, "b", "eu-west-1", ("i", "enabled"), True)
+    assert issue is not None and issue.path == ("i", "enabled")

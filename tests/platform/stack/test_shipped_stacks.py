@@ -1,9 +1,11 @@
 """The shipped stacks are examples a new user copies: a fresh stack's IAM names carry the region (`iamNames:
-legacy` is a commented line for a stack deployed before 0.2.0), a real run refuses the example account's ARNs,
-and prod's private-only endpoint has its first `up` written down as commented lines that plan."""
+legacy` is a commented line for a stack deployed before 0.2.0), a real run refuses the example account's ARNs and
+API allow-list CIDRs in documentation ranges, and prod's private-only endpoint has its first `up` written down as
+commented lines that plan."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ import pytest
 import yaml
 from eks_karpenter.arns import EXAMPLE_ACCOUNT, example_account_issues
 from eks_karpenter.config.errors import ConfigError, render_path
+from eks_karpenter.platform.cluster.rules import example_range
 from eks_karpenter.tools.engine import run_plan
 
 from tests.support import REPO, plan_config, plan_stack, stack_config
@@ -75,6 +78,45 @@ def test_only_the_example_accounts_arns_are_named() -> None:
     # AWS-managed policies have no account, and an id that merely contains the digits is not an ARN's account.
     assert example_account_issues({"p": ["arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
                                          f"arn:aws:iam::{REAL_ACCOUNT}:role/x{EXAMPLE_ACCOUNT}"]}, ()) == []
+
+
+def with_example_ranges(caller: str | None, **cluster: Any) -> str:
+    """dev's plan with `cluster` keys changed, run as an identity of account `caller` (None: offline, as the
+    example account); the error, if any."""
+    section = {**stack_config("dev")["eks-karpenter:cluster"], **cluster}
+    result = run_plan(REPO, "dev", invoke_results={CALLER: _caller(caller)} if caller else None,
+                      config_overrides={"eks-karpenter:cluster": json.dumps(section)})
+    if result.error is not None:
+        assert [r for r in result.document.resources if r.custom] == []
+    return str(result.error or "")
+
+
+def test_a_real_run_refuses_documentation_ranges_in_the_api_allow_lists() -> None:
+    message = with_example_ranges(REAL_ACCOUNT, publicAccessCidrs=["203.0.113.10/32", "100.64.0.0/16"],
+                                  apiAccess={"cidrs": ["10.100.0.0/24", "198.51.100.0/28"]})
+    assert "eks-karpenter:cluster.publicAccessCidrs[0]: 203.0.113.10/32 is in 203.0.113.0/24, an example range " \
+           "reserved for documentation (RFC 5737)" in message, message
+    assert "eks-karpenter:cluster.apiAccess.cidrs[1]: 198.51.100.0/28 is in 198.51.100.0/24" in message
+    assert "100.64.0.0/16" not in message and "10.100.0.0/24" not in message
+    # Offline, as the example account, the example plans.
+    assert with_example_ranges(None, publicAccessCidrs=["203.0.113.10/32"]) == ""
+
+
+def test_the_deployer_cidr_shortcut_is_refused_where_it_was_written(tmp_path: Path) -> None:
+    config = {**stack_config("dev"), "eks-karpenter:deployerCidr": "192.0.2.7/32"}
+    config["eks-karpenter:cluster"] = {k: v for k, v in config["eks-karpenter:cluster"].items()
+                                       if k not in ("endpointPublicAccess", "publicAccessCidrs")}
+    result = plan_config(config, tmp_path, stack="dev", invoke_results={CALLER: _caller(REAL_ACCOUNT)})
+    message = str(result.error)
+    assert "eks-karpenter:deployerCidr: 192.0.2.7/32 is in 192.0.2.0/24" in message, message
+    assert "publicAccessCidrs[0]: 192.0.2.7/32" not in message
+
+
+def test_documentation_ranges() -> None:
+    assert example_range("2001:db8:1::/48") == "2001:db8::/32"
+    assert example_range("192.0.2.0/24") == "192.0.2.0/24"
+    for cidr in ("203.0.112.0/23", "10.0.0.0/8", "0.0.0.0/0", "2001:db9::/32", "198.51.101.0/24"):
+        assert example_range(cidr) is None, cidr
 
 
 def uncomment_bootstrap(text: str) -> str:

@@ -82,6 +82,9 @@ class ClusterArgs(TypedDict):
     permissionsBoundary: NotRequired[str | None]
     """Permissions boundary (a managed policy ARN) on every role this component creates, pulumi-eks' cluster role
     included; None: no boundary."""
+    adoptLogGroup: NotRequired[bool]
+    """The control-plane log group exists and carries this stack's cluster tag: registered with `import` (a
+    no-op while the state holds it), so CreateLogGroup does not fail on it (platform/taken_names.py)."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -198,13 +201,16 @@ class Cluster(pulumi.ComponentResource):
 
     def _log_groups(self, name: str, args: ClusterArgs) -> list[pulumi.Resource]:
         """Created before the cluster, so EKS finds it instead of creating one that never expires. Its name is
-        fixed by EKS: a group left by an earlier cluster of this name must be imported (docs/UPGRADING.md)."""
+        fixed by EKS: a group an earlier cluster of this name left is refused at preview unless tagged as this
+        cluster's, and then adopted (`adoptLogGroup`)."""
         cfg, tags = args["config"], args["tags"]
         if not cfg.log_types:
             return []
-        return [aws.cloudwatch.LogGroup(
-            f"{name}-control-plane-logs", name=P.control_plane_log_group(cfg.name),
-            retention_in_days=cfg.log_retention_in_days, tags=tags, opts=self._stateful(args))]
+        group = P.control_plane_log_group(cfg.name)
+        opts = pulumi.ResourceOptions.merge(self._stateful(args), pulumi.ResourceOptions(
+            import_=group if args.get("adoptLogGroup") else None))
+        return [aws.cloudwatch.LogGroup(f"{name}-control-plane-logs", name=group,
+                                        retention_in_days=cfg.log_retention_in_days, tags=tags, opts=opts)]
 
     def _control_plane(self, name: str, args: ClusterArgs, key_arn: pulumi.Input[str] | None,
                        log_groups: list[pulumi.Resource]) -> eks.Cluster:

@@ -316,3 +316,36 @@ def instance_type_warnings(cfg: ClusterConfig) -> list[str]:
         return []
     return [f"cluster.{render_path(path)}: {value}: {problem.message}" for path, value, problem in _catalogue_names(cfg)
             if problem.warning]
+
+
+DOCUMENTATION_NETWORKS = tuple(ipaddress.ip_network(n) for n in (
+    "192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24",  # RFC 5737: TEST-NET-1, -2 and -3
+    "2001:db8::/32"))  # RFC 3849
+"""Address ranges reserved for documentation: no real network has them, so an allow-list naming one is an
+example copied and not yet filled in (the shipped prod stack's commented bootstrap line uses 203.0.113.10/32)."""
+
+
+def example_range(cidr: str) -> str | None:
+    """The documentation range `cidr` lies in, or None."""
+    network = ipaddress.ip_network(cidr, strict=False)
+    return next((str(doc) for doc in DOCUMENTATION_NETWORKS
+                 if doc.version == network.version and network.subnet_of(doc)), None)  # type: ignore[arg-type]
+
+
+def example_range_issues(cidrs: list[tuple[KeyPath, str]]) -> list[Issue]:
+    """Each allow-listed CIDR (key path, value) in a documentation range, once per value: refused in a real run,
+    like the example account (platform/refusals.py), since no deployer's traffic can come from it."""
+    issues: dict[str, Issue] = {}
+    for path, cidr in cidrs:
+        found = example_range(cidr)
+        if found and cidr not in issues:
+            issues[cidr] = Issue(path, f"{cidr} is in {found}, an example range reserved for documentation (RFC "
+                                 f"{3849 if ':' in found else 5737}) that no real network uses: put the address "
+                                 "your deployers or runners reach the API server from", cidr)
+    return list(issues.values())
+
+
+def allow_listed_cidrs(cfg: ClusterConfig, at: KeyPath) -> list[tuple[KeyPath, str]]:
+    """The cluster's API allow-lists: `publicAccessCidrs` and `apiAccess.cidrs`, with their key paths."""
+    return [*((at + ("publicAccessCidrs", i), c) for i, c in enumerate(cfg.public_access_cidrs)),
+            *((at + ("apiAccess", "cidrs", i), c) for i, c in enumerate(cfg.api_access.cidrs))]

@@ -32,6 +32,10 @@ class InterruptionQueueArgs(TypedDict):
     is not handling interruptions."""
     alarmTopicArn: NotRequired[str | None]
     """SNS topic the alarms (these and each rule's delivery alarm) notify."""
+    adoptQueueUrl: NotRequired[str | None]
+    """URL of an existing queue of the cluster's name that carries this stack's cluster tag: registered with
+    `import` (a no-op while the state holds it). A queue of that name without the tag is another tool's, refused
+    at preview (platform/taken_names.py)."""
 
 
 class InterruptionQueue(pulumi.ComponentResource):
@@ -58,7 +62,8 @@ class InterruptionQueue(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
 
         queue = aws.sqs.Queue(f"{name}-queue", name=cluster, message_retention_seconds=QUEUE_RETENTION_SECONDS,
-                              sqs_managed_sse_enabled=True, tags=tags, opts=child)
+                              sqs_managed_sse_enabled=True, tags=tags,
+                              opts=pulumi.ResourceOptions(parent=self, import_=args.get("adoptQueueUrl")))
         rule_arns: list[pulumi.Output[str]] = []
         for event in INTERRUPTION_EVENTS:
             rule = aws.cloudwatch.EventRule(
