@@ -47,7 +47,7 @@ from eks_karpenter.platform.karpenter.teardown_hooks import GUARD_CONFIGMAP, Tea
 from eks_karpenter.platform.lookups import Launcher, check_caller, check_network, check_pins, check_zones
 from eks_karpenter.platform.migration import Migration, with_opt_in_taint
 from eks_karpenter.platform.migration.component import LegacyGroupFacts
-from eks_karpenter.platform.migration.config import MigrationConfig
+from eks_karpenter.platform.migration.plan import migration_output
 from eks_karpenter.platform.namespaces import Namespaces, NamespaceSpec, platform_namespaces
 from eks_karpenter.platform.namespaces.plan import pod_security_labels
 from eks_karpenter.platform.network import Network
@@ -569,16 +569,6 @@ def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole,
     pulumi.export("privateSubnetIds", network.private_subnet_ids)
     pulumi.export("publicSubnetIds", network.public_subnet_ids)
     pulumi.export("discoveryTagValue", network.discovery_tag_value)
-
-
-def migration_output(m: MigrationConfig, pools: list[str]) -> dict[str, object]:
-    """The migration's state as a stack output, for dashboards and scripts: the phase, Cluster Autoscaler's
-    Deployment and the replicas it is set to, the pools, and how long a pod may stay Pending (what `smoke
-    --phase` checks, from the stack file)."""
-    ca = m.cluster_autoscaler
-    return {"phase": m.phase, "clusterAutoscaler": {"namespace": ca.namespace, "name": ca.name,
-                                                    "replicas": m.autoscaler_replicas},
-            "nodePools": pools, "pendingPodsMaxAge": m.pending_pods_max_age}
 
 
 def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str, group_ids: list[str],

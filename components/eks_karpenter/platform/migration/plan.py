@@ -71,3 +71,13 @@ def retained(group: LegacyNodeGroup, phase: int) -> bool:
     marked `delete` and already drained to 0 in phase 3 is deleted with it: a destroy in an earlier phase must
     never take away node groups that still run the workloads."""
     return not (group.after_migration == "delete" and phase == 3 and group.drain_to == 0)
+
+
+def migration_output(m: MigrationConfig, pools: list[str]) -> dict[str, object]:
+    """The migration's state as a stack output, for dashboards and scripts: the phase, Cluster Autoscaler's
+    Deployment and the replicas it is set to, the pools, and how long a pod may stay Pending (what `smoke
+    --phase` checks, from the stack file)."""
+    ca = m.cluster_autoscaler
+    return {"phase": m.phase, "clusterAutoscaler": {"namespace": ca.namespace, "name": ca.name,
+                                                    "replicas": m.autoscaler_replicas},
+            "nodePools": pools, "pendingPodsMaxAge": m.pending_pods_max_age}
