@@ -465,7 +465,7 @@ def test_the_preview_reads_every_cluster_scoped_kind_the_plan_manages() -> None:
 def _workload_policy() -> dict[str, Any]:
     from eks_karpenter.platform.access.guardrails import team_workload_policy
 
-    return team_workload_policy(TEAM)
+    return team_workload_policy(TEAM, PLATFORM)
 
 
 def _in_team(obj: dict[str, Any], kind: str) -> Any:
