@@ -88,6 +88,8 @@ def test_required_anti_affinity_on_other_namespaces_pods_is_refused(term: dict[s
     _anti({"weight": 100, "podAffinityTerm": {**EVERYTHING, "namespaceSelector": {}}},
           when="preferredDuringSchedulingIgnoredDuringExecution"),
     _anti({**EVERYTHING, "namespaceSelector": {}}, kind="podAffinity"),
+    {"affinity": {"nodeAffinity": {}, "podAntiAffinity": {}}},
+    {"affinity": {}},
 ])
 def test_anti_affinity_within_the_team_and_pod_affinity_are_admitted(spec: dict[str, Any]) -> None:
     assert _in_team(_pod(**spec)).denied == []

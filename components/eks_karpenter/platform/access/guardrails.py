@@ -382,6 +382,11 @@ def team_workload_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, 
     required = f"{affinity}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
     preferred = f"{affinity}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
     has_node_affinity = f"has({affinity}) && has({affinity}.nodeAffinity)"
+
+    def term_ok(term: str) -> str:
+        return (f"(!has({term}.matchExpressions) || {term}.matchExpressions.all(e, !(e.key in {selecting}))) && "
+                f"(!has({term}.matchFields) || {term}.matchFields.all(e, !(e.key in {selecting})))")
+
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
@@ -394,15 +399,8 @@ def team_workload_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, 
                 "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
                                    "resources": ["pods", "services"]}],
             },
-            "variables": [
-                {"name": "isPod", "expression": "request.resource.resource == 'pods'"},
-                {"name": "isService", "expression": "request.resource.resource == 'services'"},
-                # Every node selector term of the pod's node affinity, required and preferred.
-                {"name": "nodeTerms", "expression":
-                    f"(variables.isPod && {has_node_affinity} && has({required}) ? {required}.nodeSelectorTerms "
-                    f": []) + (variables.isPod && {has_node_affinity} && has({preferred}) ? "
-                    f"{preferred}.map(p, p.preference) : [])"},
-            ],
+            "variables": [{"name": "isPod", "expression": "request.resource.resource == 'pods'"},
+                          {"name": "isService", "expression": "request.resource.resource == 'services'"}],
             "validations": [
                 {"expression": "!variables.isService || !has(object.spec.externalIPs) || "
                                "size(object.spec.externalIPs) == 0",
@@ -433,15 +431,17 @@ def team_workload_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, 
                                f"!{selecting}.exists(k, k in object.spec.nodeSelector)",
                  "message": f"team {name}: pods may not select nodes by {' or '.join(NODE_SELECTING_LABELS)} (the "
                             "system nodes, the platform's node groups)", "reason": "Forbidden"},
-                {"expression": "variables.nodeTerms.all(t, (!has(t.matchExpressions) || t.matchExpressions.all("
-                               f"e, !(e.key in {selecting}))) && (!has(t.matchFields) || t.matchFields.all(e, "
-                               f"!(e.key in {selecting}))))",
-                 "message": f"team {name}: a pod's node affinity may not name {' or '.join(NODE_SELECTING_LABELS)} "
-                            "(the system nodes, the platform's node groups)", "reason": "Forbidden"},
+                *({"expression": f"!{pod} || !({has_node_affinity} && has({field})) || {terms}.all({each})",
+                   "message": f"team {name}: a pod's node affinity may not name {' or '.join(NODE_SELECTING_LABELS)}"
+                              " (the system nodes, the platform's node groups)", "reason": "Forbidden"}
+                  for field, terms, each in ((required, f"{required}.nodeSelectorTerms", f"t, {term_ok('t')}"),
+                                             (preferred, preferred, f"p, {term_ok('p.preference')}"))),
                 {"expression": f"!{pod} || request.operation != 'CREATE' || !has(object.spec.nodeName) || "
                                "object.spec.nodeName == ''",
                  "message": f"team {name}: pods may not set spec.nodeName: it skips the scheduler, so every "
                             "NoSchedule taint (the system nodes', other teams' pools)", "reason": "Forbidden"},
+                # Required pod affinity is left alone: the scheduler holds existing pods' required anti-affinity
+                # against new pods, never their affinity, so affinity constrains only the pod that sets it.
                 {"expression": f"!{pod} || !has({affinity}) || !has({affinity}.podAntiAffinity) || !has({anti}) "
                                f"|| {anti}.all(t, !has(t.namespaceSelector) && (!has(t.namespaces) || "
                                f"t.namespaces.all(n, n in {_lit(sorted(team.namespaces))})))",
