@@ -234,3 +234,19 @@ def test_a_team_class_with_the_platforms_key_and_stack_tags_is_admitted() -> Non
     cls = node_class(blockDeviceMappings=[{"deviceName": "/dev/xvda", "ebs": {"encrypted": True, "kmsKeyID": KEY}}],
                      tags={**STACK_TAGS, "team": "batch", "app": "reports"})
     assert _denied(cls) == []
+
+
+def test_a_prod_team_may_not_tolerate_the_critical_pool_but_may_use_arm64(tmp_path: Path) -> None:
+    config = stack_config("prod")
+    config["eks-karpenter:access"] = {**config.get("eks-karpenter:access", {}), "teams": [TEAM.dump()]}
+    result = plan_config(config, tmp_path, stack="prod")
+    assert result.error is None, result.error
+    [policy] = [p.inputs for p in result.document.by_type(
+        "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
+        if p.inputs["metadata"]["name"] == "eks-karpenter-team-batch-workloads"]
+    critical = _pod(tolerations=[{"key": "workload-tier", "value": "critical", "effect": "NoSchedule"}],
+                    nodeSelector={"workload-tier": "critical"})
+    assert any("workload-tier" in m for m in _in_team(critical, policy=policy).denied)
+    arm = _pod(tolerations=[{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}],
+               nodeSelector={"kubernetes.io/arch": "arm64"})
+    assert _in_team(arm, policy=policy).denied == []
