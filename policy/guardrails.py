@@ -163,8 +163,9 @@ def max_monthly_at_cpu_limit(config: Mapping[str, Any]) -> float:
 
 
 def check_pool_cost(resources: Iterable[tuple[str, Mapping[str, Any]]], cap: float) -> list[str]:
-    """No NodePool can cost more than `cap` a month at its cpu limit (`monthlyAtCpuLimit.max` of `infra cost`:
-    cpu limit x the dearest on-demand price per vCPU it admits x 730 h), and every pool has a cpu limit."""
+    """No NodePool can cost more than `cap` a month at its cpu limit (`monthlyAtCpuLimit.max` of `infra cost` for a
+    us-east-1 stack: cpu limit x the dearest on-demand price per vCPU it admits x 730 h), and every pool has a cpu
+    limit. The pack does not see the stack's region, so it holds every stack to Karpenter's us-east-1 prices."""
     # The catalogue ships with the library this pack runs beside (its virtualenv is the project's).
     from eks_karpenter.catalogue import ami_family_of
     from eks_karpenter.tools.cost.estimate import PoolSpec, pool_figures

@@ -7,6 +7,10 @@ prose, so they are not committed here: this script fetches exactly the pinned ve
 releases (the published OCI Helm charts, raw files at a release tag) into `.upstream/` (git-ignored), laid out
 like `../shared/upstream/`, and refuses anything whose sha256 differs from `scripts/upstream.lock.json`.
 
+The lock's `packages` are files taken from a package on PyPI (the regional EC2 prices in Apache Libcloud's wheel):
+the wheel of the pinned version is found through PyPI's simple index, checked against its pinned sha256, and the
+one member extracted. A local copy (`--from DIR`) need not hold them: those it lacks are fetched from PyPI.
+
     .venv/bin/python scripts/fetch_upstream.py             # fetch into .upstream/ (no-op when verified)
     .venv/bin/python scripts/fetch_upstream.py --check     # verify .upstream/ only (exit 1 on any problem)
     .venv/bin/python scripts/fetch_upstream.py --from DIR  # fill .upstream/ from a local copy (../shared/upstream)
@@ -35,6 +39,7 @@ import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
+import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -47,6 +52,8 @@ COMMAND = ".venv/bin/python scripts/fetch_upstream.py"
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+PYPI_SIMPLE = "https://pypi.org/simple"
+PYPI_SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 
 # A transport: GET `url` with `headers`, return the body. The real one is `http_get`; tests pass a fake.
 Get = Callable[[str, Mapping[str, str]], bytes]
@@ -83,14 +90,29 @@ def sha256(data: bytes) -> str:
 
 def load_lock(path: Path = LOCK) -> dict[str, Any]:
     lock: dict[str, Any] = json.loads(path.read_text())
-    for name, entry in lock["files"].items():
+    lock.setdefault("packages", {})
+    if set(lock["files"]) & set(lock["packages"]):
+        raise UpstreamError(f"{path}: {', '.join(sorted(set(lock['files']) & set(lock['packages'])))}: locked twice")
+    for name, entry in locked(lock).items():
         if Path(name).is_absolute() or ".." in Path(name).parts:
             raise UpstreamError(f"{path}: {name}: not a relative path inside the cache")
         if not re.fullmatch(r"[0-9a-f]{64}", entry["sha256"]):
             raise UpstreamError(f"{path}: {name}: sha256 is not 64 hex digits")
+    for name, entry in lock["files"].items():
         if ("oci" in entry) + ("url" in entry) + ("derive" in entry) != 1:
             raise UpstreamError(f"{path}: {name}: needs exactly one of `oci`, `url`, `derive`")
+    for name, entry in lock["packages"].items():
+        if not {"pypi", "version", "wheel", "wheelSha256", "member"} <= set(entry):
+            raise UpstreamError(f"{path}: {name}: a package file needs `pypi`, `version`, `wheel`, `wheelSha256` "
+                                "and `member`")
+        if not re.fullmatch(r"[0-9a-f]{64}", entry["wheelSha256"]):
+            raise UpstreamError(f"{path}: {name}: wheelSha256 is not 64 hex digits")
     return lock
+
+
+def locked(lock: Mapping[str, Any]) -> dict[str, Any]:
+    """Every file the cache holds, by cache path: the upstream files, then those taken from packages."""
+    return {**lock["files"], **lock.get("packages", {})}
 
 
 def lock_digest(path: Path = LOCK) -> str:
@@ -162,6 +184,39 @@ def check_packaged_chart(members: Mapping[str, bytes], ref: str) -> None:
     if fields.get("name") != chart or fields.get("version") != tag:
         raise UpstreamError(f"{ref}: the packaged {chart}/Chart.yaml says name={fields.get('name')!r} "
                             f"version={fields.get('version')!r}, expected {chart!r} {tag!r}")
+
+
+def fetch_pypi_member(entry: Mapping[str, Any], get: Get) -> bytes:
+    """One member of a pinned wheel on PyPI: the wheel found by file name in the project's simple index (PEP 691
+    JSON), its sha256 checked against the lock (and the index's) before anything is read from it."""
+    project, wheel, pinned = entry["pypi"], entry["wheel"], entry["wheelSha256"]
+    index_url = f"{PYPI_SIMPLE}/{project}/"
+    try:
+        index = json.loads(get(index_url, {"Accept": PYPI_SIMPLE_JSON}))
+        found = [f for f in index.get("files", []) if f.get("filename") == wheel]
+    except (ValueError, AttributeError) as err:
+        raise UpstreamError(f"{index_url}: not a PyPI simple index (JSON)") from err
+    if len(found) != 1:
+        raise UpstreamError(f"{index_url} lists no {wheel} (is {project} {entry['version']} still on PyPI?)")
+    listed = (found[0].get("hashes") or {}).get("sha256")
+    if listed != pinned:
+        raise UpstreamError(f"{wheel}: PyPI lists sha256 {listed}, the lock pins {pinned}")
+    data = get(urllib.parse.urljoin(index_url, found[0]["url"]), {})
+    if sha256(data) != pinned:
+        raise UpstreamError(f"{wheel}: wheel sha256 mismatch: expected {pinned}, got {sha256(data)}")
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return archive.read(entry["member"])
+    except KeyError:
+        raise UpstreamError(f"{wheel} has no file {entry['member']}") from None
+    except zipfile.BadZipFile as err:
+        raise UpstreamError(f"{wheel}: not a zip archive ({err})") from err
+
+
+def fetch_packages(lock: Mapping[str, Any], get: Get, names: Iterable[str] | None = None) -> dict[str, bytes]:
+    """The package files of the lock (only `names`, when given), fetched with `get` (not yet verified)."""
+    wanted = lock["packages"] if names is None else {n: lock["packages"][n] for n in names}
+    return {name: fetch_pypi_member(entry, get) for name, entry in wanted.items()}
 
 
 # --- derived files -------------------------------------------------------------------------------------------
@@ -267,20 +322,22 @@ def fetch_all(lock: Mapping[str, Any], get: Get) -> dict[str, bytes]:
         if "derive" in entry:
             inputs = [files[source] if source in entries else url(source) for source in entry["from"]]
             files[name] = derive(entry["derive"], inputs)
-    return files
+    return {**files, **fetch_packages(lock, get)}
 
 
-def read_local(lock: Mapping[str, Any], source: Path) -> dict[str, bytes]:
+def read_local(lock: Mapping[str, Any], source: Path, get: Get) -> dict[str, bytes]:
+    """The locked files from a local copy; package files it lacks are fetched from PyPI with `get`."""
     missing = [name for name in lock["files"] if not (source / name).is_file()]
     if missing:
         raise UpstreamError(f"{source} lacks {len(missing)} locked file(s): {', '.join(missing)}")
-    return {name: (source / name).read_bytes() for name in lock["files"]}
+    files = {name: (source / name).read_bytes() for name in locked(lock) if (source / name).is_file()}
+    return {**files, **fetch_packages(lock, get, [name for name in lock["packages"] if name not in files])}
 
 
 def mismatches(lock: Mapping[str, Any], files: Mapping[str, bytes]) -> list[str]:
     """One line per locked file that is missing or whose sha256 differs from the pin."""
     problems = []
-    for name, entry in lock["files"].items():
+    for name, entry in locked(lock).items():
         if name not in files:
             problems.append(f"{name}: missing")
         elif sha256(files[name]) != entry["sha256"]:
@@ -317,7 +374,7 @@ def check(lock: Mapping[str, Any], cache: Path, marker: str) -> list[str]:
     """Problems with an existing cache (empty: complete, verified, and marked for this lock file)."""
     if not cache.is_dir():
         return [f"{cache}: no cache yet"]
-    files = {name: (cache / name).read_bytes() for name in lock["files"] if (cache / name).is_file()}
+    files = {name: (cache / name).read_bytes() for name in locked(lock) if (cache / name).is_file()}
     problems = mismatches(lock, files)
     if not problems and ((cache / MARKER).read_text().strip() if (cache / MARKER).is_file() else "") != marker:
         problems.append(f"{cache / MARKER}: missing or written for another lock file")
@@ -369,12 +426,13 @@ def main(argv: list[str] | None = None, get: Get = http_get) -> int:
                 print(f"error: {args.cache} is not a verified upstream cache (run `{COMMAND}`):\n  "
                       + "\n  ".join(problems), file=sys.stderr)
                 return 1
-            print(f"{args.cache}: {len(lock['files'])} files verified")
+            print(f"{args.cache}: {len(locked(lock))} files verified")
             return 0
         if args.source is None and not args.force and not check(lock, args.cache, marker):
-            print(f"{args.cache}: up to date ({len(lock['files'])} files verified)")
+            print(f"{args.cache}: up to date ({len(locked(lock))} files verified)")
             return 0
-        files = read_local(lock, args.source) if args.source is not None else fetch_all(lock, reporting(get))
+        files = (read_local(lock, args.source, reporting(get)) if args.source is not None
+                 else fetch_all(lock, reporting(get)))
         verify(lock, files)
         install(files, args.cache, marker)
     except UpstreamError as err:
@@ -383,7 +441,12 @@ def main(argv: list[str] | None = None, get: Get = http_get) -> int:
     except OSError as err:  # network errors (urllib.error.URLError is an OSError) and file errors
         print(f"error: {err}", file=sys.stderr)
         return 1
-    how = f"copied from {args.source}" if args.source is not None else "fetched"
+    if args.source is None:
+        how = "fetched"
+    else:
+        copied = [name for name in files if (args.source / name).is_file()]
+        how = f"copied from {args.source}" + (f" ({len(files) - len(copied)} fetched from PyPI)"
+                                              if len(copied) < len(files) else "")
     print(f"{args.cache}: {len(files)} files {how} and verified")
     return 0
 

@@ -61,6 +61,8 @@ _EXPORTS: dict[str, str] = {
     "Issue": "eks_karpenter.config.errors",
     "issues_from_validation_error": "eks_karpenter.config.errors",
     "consumer_access_warnings": "eks_karpenter.platform.access",
+    "consumer_admission": "eks_karpenter.platform.access",
+    "ConsumerAdmission": "eks_karpenter.platform.access",
     "Access": "eks_karpenter.platform.access",
     "AccessArgs": "eks_karpenter.platform.access",
     "AccessConfig": "eks_karpenter.platform.access",
@@ -122,7 +124,14 @@ if TYPE_CHECKING:
     from eks_karpenter import tags, versions
     from eks_karpenter.catalogue import Catalogue, InstanceType, admitted_for, load_catalogue
     from eks_karpenter.config.errors import ConfigError, Issue, issues_from_validation_error
-    from eks_karpenter.platform.access import Access, AccessArgs, AccessConfig, consumer_access_warnings
+    from eks_karpenter.platform.access import (
+        Access,
+        AccessArgs,
+        AccessConfig,
+        ConsumerAdmission,
+        consumer_access_warnings,
+        consumer_admission,
+    )
     from eks_karpenter.platform.build import build_platform
     from eks_karpenter.platform.cluster import Cluster, ClusterArgs, ClusterConfig
     from eks_karpenter.platform.iam import KarpenterIam, KarpenterIamArgs, NodeRole, NodeRoleArgs, controller_policies
@@ -169,6 +178,7 @@ __all__ = [
     "ClusterArgs",
     "ClusterConfig",
     "ConfigError",
+    "ConsumerAdmission",
     "InstanceType",
     "InterruptionConfig",
     "InterruptionQueue",
@@ -200,6 +210,7 @@ __all__ = [
     "build_platform",
     "cli",
     "consumer_access_warnings",
+    "consumer_admission",
     "controller_policies",
     "controller_values",
     "cost",

@@ -6,7 +6,11 @@ Access: this stack runs (in CI) as the team's deploy role, which the platform st
 `eks-karpenter:access` `teams` (`batch`: AmazonEKSEditPolicy on namespace `batch`, plus `nodePools: true` for
 its cluster-scoped NodePool and EC2NodeClass). It connects with the platform's `kubeconfig` output, which runs
 `aws eks get-token` with whatever AWS credentials this stack's `pulumi up` has: its own role, never the
-platform's. The namespace itself is the platform's (created there, kept on destroy)."""
+platform's. The namespace itself is the platform's (created there, kept on destroy).
+
+Admission: the platform exports the admission policies it applies (`teamPolicies`); this program evaluates them on
+the NodePool, EC2NodeClass and the Deployment's pods it would send, as the team would send them, so what `pulumi up`
+would be refused fails the preview naming this stack's keys, and the provider never connects."""
 
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from eks_karpenter import (
     NodePool,
     NodePoolConfig,
     consumer_access_warnings,
+    consumer_admission,
     issues_from_validation_error,
     render_node_pool,
     scheduling_for,
@@ -73,26 +78,29 @@ platform = pulumi.StackReference(platform_stack)
 # at plan time, naming this stack's key and the platform's (a platform that exports no `teamNamespaces` is not
 # checked).
 # The platform's keys are in its own project's namespace: `<org>/<project>/<stack>` names it.
-platform_key = f"{platform_stack.split('/')[-2]}:access" if platform_stack.count("/") == 2 else "eks-karpenter:access"
-platform.get_output("teamNamespaces").apply(lambda granted: [pulumi.log.warn(w) for w in consumer_access_warnings(
-    team, namespace, granted, team_key=f"{PROJECT}:team", namespace_key=f"{PROJECT}:namespace",
-    platform=platform_stack, platform_key=platform_key)] if granted is not None else [])
-provider = k8s.Provider("platform", kubeconfig=platform.require_output("kubeconfig"))
+platform_key = f"{platform_stack.split('/')[-2]}:access" if platform_stack.count("/") == 2 else "the platform's access"
 
-node_class = NodeClass.from_config(
-    f"{team}-class", node_class_cfg, cluster_name=platform.require_output("clusterName"),
-    node_role_name=platform.require_output("nodeRoleName"), tags={"team": team},
-    opts=pulumi.ResourceOptions(provider=provider, custom_timeouts=pulumi.CustomTimeouts(delete="15m")))
-# On destroy the pool's finalizer waits for Karpenter to drain its nodes: bounded, so a stuck drain fails.
-pool = NodePool(f"{team}-pool", {"manifest": render_node_pool(pool_cfg)},
-                opts=pulumi.ResourceOptions(provider=provider, depends_on=[node_class],
-                                            custom_timeouts=pulumi.CustomTimeouts(delete="15m")))
 
+def warn_access(granted: dict[str, list[str]] | None) -> None:
+    for warning in consumer_access_warnings(team, namespace, granted, team_key=f"{PROJECT}:team",
+                                            namespace_key=f"{PROJECT}:namespace", platform=platform_stack,
+                                            platform_key=platform_key) if granted is not None else []:
+        pulumi.log.warn(warning)
+
+
+platform.get_output("teamNamespaces").apply(warn_access)
+
+# What this stack sends, rendered before anything is registered, so the platform's admission policies can judge it.
+class_tags = {"team": team}
+class_manifest = NodeClass.manifest_for(node_class_cfg, cluster_name=platform.require_output("clusterName"),
+                                        node_role_name=platform.require_output("nodeRoleName"), tags=class_tags)
+pool_manifest = render_node_pool(pool_cfg)
 labels = {"app.kubernetes.io/name": workload.name, "team": team}
-k8s.apps.v1.Deployment(
-    workload.name,
-    metadata={"name": workload.name, "namespace": namespace, "labels": labels},
-    spec={
+deployment: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": workload.name, "namespace": namespace, "labels": labels},
+    "spec": {
         "replicas": workload.replicas,
         "selector": {"matchLabels": labels},
         "template": {
@@ -109,8 +117,37 @@ k8s.apps.v1.Deployment(
             },
         },
     },
-    opts=pulumi.ResourceOptions(provider=provider, depends_on=[pool]),
-)
+}
+
+
+def admitted(args: list[Any]) -> bool:
+    """The platform's admission policies (its `teamPolicies` output) on this stack's objects: what `pulumi up`
+    would be refused fails the preview, naming this stack's keys."""
+    policies, node_class_manifest = args
+    checked = consumer_admission(team, namespace, policies, [
+        (f"{PROJECT}:nodeClass", node_class_manifest), (f"{PROJECT}:nodePool", pool_manifest),
+        (f"{PROJECT}:workload", deployment)], platform=platform_stack)
+    for warning in checked.warnings:
+        pulumi.log.warn(warning)
+    checked.raise_if_denied(SOURCE)
+    return True
+
+
+# The provider gets its kubeconfig only once the check has passed: a refused object never reaches the cluster.
+check = pulumi.Output.all(platform.get_output("teamPolicies"), class_manifest).apply(admitted)
+provider = k8s.Provider("platform", kubeconfig=pulumi.Output.all(check, platform.require_output("kubeconfig")).apply(
+    lambda a: a[1]))
+
+node_class = NodeClass.from_config(
+    f"{team}-class", node_class_cfg, cluster_name=platform.require_output("clusterName"),
+    node_role_name=platform.require_output("nodeRoleName"), tags=class_tags,
+    opts=pulumi.ResourceOptions(provider=provider, custom_timeouts=pulumi.CustomTimeouts(delete="15m")))
+# On destroy the pool's finalizer waits for Karpenter to drain its nodes: bounded, so a stuck drain fails.
+pool = NodePool(f"{team}-pool", {"manifest": pool_manifest},
+                opts=pulumi.ResourceOptions(provider=provider, depends_on=[node_class],
+                                            custom_timeouts=pulumi.CustomTimeouts(delete="15m")))
+k8s.apps.v1.Deployment(workload.name, metadata=deployment["metadata"], spec=deployment["spec"],
+                       opts=pulumi.ResourceOptions(provider=provider, depends_on=[pool]))
 
 pulumi.export("nodePool", pool.object_name)
 pulumi.export("nodeClass", node_class.object_name)

@@ -16,7 +16,7 @@ import pytest
 from tests.support import FETCH_UPSTREAM, NO_SKIPS, REPO, UPSTREAM_ENV
 
 # What marks a test module as reading upstream files.
-READS_UPSTREAM = re.compile(r"\b(UPSTREAM|upstream_files|upstream_module|requires_upstream|crd_validator)\b")
+READS_UPSTREAM = re.compile(r"\b(UPSTREAM|upstream_files?|upstream_module|requires_upstream|crd_validator)\b")
 
 
 def upstream_modules() -> list[str]:

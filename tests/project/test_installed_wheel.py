@@ -209,8 +209,10 @@ def test_the_installed_cli_plans_team_batch_with_an_outputs_file(installed: tupl
     outputs.write_text(json.dumps({"organization/eks-karpenter/dev": {
         "kubeconfig": "{\"apiVersion\": \"v1\", \"kind\": \"Config\"}", "clusterName": "from-file",
         "nodeRoleName": "from-file-node-role"}}))
+    # Outputs without `teamPolicies`, as from a platform before the output: one warning that nothing was checked.
     document = plan([str(venv / "bin" / "eks-karpenter"), "plan", "--stack", "dev", "--stack-outputs",
-                     str(outputs)], project, env)
+                     str(outputs)], project, env, warnings=1)
+    assert any("exports no teamPolicies" in w for w in document["warnings"])
     _team_batch(document)
     [node_class] = [r for r in document["resources"] if r["type"] == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]
     assert node_class["inputs"]["spec"]["role"] == "from-file-node-role"

@@ -1,6 +1,9 @@
 """scripts/fetch_upstream.py: the pinned lock, verification, the cache layout, and every fetch step except the
 HTTP GET itself (a fake transport answers with a registry token, an OCI manifest, chart archives built here from
-the upstream files, raw files, and a Go price table synthesised here)."""
+the upstream files, raw files, a Go price table synthesised here, and PyPI's simple index with a wheel built here).
+
+The package files of the lock (a wheel's member) are held, in these tests, to a lock whose package entry pins a
+wheel built here (TEST_LOCK): the real wheel is on PyPI only, and a local copy need not hold its member."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import sys
 import tarfile
 import urllib.error
 import urllib.request
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,11 +30,74 @@ from tests.support import FETCH_UPSTREAM, MISSING_UPSTREAM, REPO, UPSTREAM, fetc
 fu = fetch_upstream
 LOCK: dict[str, Any] = fu.load_lock()
 FILES: dict[str, Any] = LOCK["files"]
+PACKAGES: dict[str, Any] = LOCK["packages"]
 OCI_CHARTS = sorted({entry["oci"] for entry in FILES.values() if "oci" in entry})
 
 
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def wheel(members: Mapping[str, bytes]) -> bytes:
+    """A wheel (a zip archive) holding `members`, byte-identical each time."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(zipfile.ZipInfo(name, (2025, 3, 2, 0, 0, 0)), data)
+    return buffer.getvalue()
+
+
+(PRICING,) = PACKAGES
+MEMBER = b'{"compute": {"ec2_linux": {"m5.large": {"eu-west-1": 0.114}}}, "updated": 1740936978}'
+WHEEL = wheel({PACKAGES[PRICING]["member"]: MEMBER, "libcloud/__init__.py": b""})
+TEST_LOCK_DATA = {**LOCK, "packages": {PRICING: {**PACKAGES[PRICING], "sha256": sha(MEMBER),
+                                                 "wheelSha256": sha(WHEEL)}}}
+TEST_LOCK = Path()
+"""Written by the `written_test_lock` fixture: the real lock, its package entry pinning WHEEL."""
+
+
+@pytest.fixture(autouse=True)
+def written_test_lock(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    global TEST_LOCK
+    TEST_LOCK = tmp_path_factory.getbasetemp() / "upstream.lock.json"
+    TEST_LOCK.write_text(json.dumps(TEST_LOCK_DATA, indent=1))
+    return TEST_LOCK
+
+
+class FakePyPI:
+    """PyPI's simple index (PEP 691 JSON) of the pinned project, and the wheel it lists."""
+
+    INDEX = f"https://pypi.org/simple/{PACKAGES[PRICING]['pypi']}/"
+    FILE = "https://files.pythonhosted.org/packages/ab/cd/" + PACKAGES[PRICING]["wheel"]
+
+    def __init__(self, data: bytes = WHEEL, listed: str | None = None) -> None:
+        self.data, self.listed = data, listed or sha(WHEEL)
+        self.calls: list[str] = []
+
+    def answers(self, url: str, headers: Mapping[str, str]) -> bytes | None:
+        if url == self.INDEX:
+            self.calls.append(url)
+            assert headers["Accept"] == "application/vnd.pypi.simple.v1+json"
+            other = {"filename": PACKAGES[PRICING]["wheel"].replace(".whl", ".tar.gz"), "url": "../x.tar.gz",
+                     "hashes": {"sha256": "0" * 64}}
+            return json.dumps({"meta": {"api-version": "1.1"}, "name": "apache-libcloud", "files": [
+                other, {"filename": PACKAGES[PRICING]["wheel"], "url": self.FILE,
+                        "hashes": {"sha256": self.listed}}]}).encode()
+        if url == self.FILE:
+            self.calls.append(url)
+            return self.data
+        return None
+
+    def __call__(self, url: str, headers: Mapping[str, str]) -> bytes:
+        found = self.answers(url, headers)
+        if found is None:
+            raise AssertionError(f"unexpected GET {url}")
+        return found
+
+
+def expected_tree(root: Path) -> dict[str, bytes]:
+    """What a cache verified against TEST_LOCK holds: the upstream files of `root`, and the wheel's member."""
+    return {**{name: (root / name).read_bytes() for name in FILES}, PRICING: MEMBER}
 
 
 def copy_upstream(target: Path) -> Path:
@@ -93,7 +160,10 @@ def test_lock_sources_are_pinned_releases() -> None:
 
 @requires_upstream
 def test_lock_sums_match_the_upstream_files() -> None:
-    assert fu.mismatches(LOCK, {name: (UPSTREAM / name).read_bytes() for name in FILES}) == []
+    # The package files come with a fetched cache only, not with ../shared/upstream.
+    present = {name: (UPSTREAM / name).read_bytes() for name in fu.locked(LOCK) if (UPSTREAM / name).is_file()}
+    assert set(FILES) <= set(present)
+    assert fu.mismatches(LOCK, present) == [f"{name}: missing" for name in PACKAGES if name not in present]
 
 
 @requires_upstream
@@ -122,7 +192,8 @@ def test_no_test_or_module_hard_codes_the_shared_folder() -> None:
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str, get: Any = None) -> tuple[int, str, str]:
-    code = fu.main(list(args), get=get or _no_network)
+    """The script's main with TEST_LOCK (the wheel served by FakePyPI, the default transport)."""
+    code = fu.main([*args, "--lock", str(TEST_LOCK)], get=get or FakePyPI())
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -133,18 +204,24 @@ def _no_network(url: str, headers: Mapping[str, str]) -> bytes:
 
 @requires_upstream
 def test_from_a_local_copy_lays_out_the_same_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cache = tmp_path / "cache"
-    code, out, err = run(capsys, "--from", str(UPSTREAM), "--cache", str(cache))
-    assert (code, err) == (0, "") and f"{len(FILES)} files copied from" in out
+    source, cache = copy_upstream(tmp_path / "copy"), tmp_path / "cache"
+    pypi = FakePyPI()
+    code, out, err = run(capsys, "--from", str(source), "--cache", str(cache), get=pypi)
+    assert (code, err) == (0, "")
+    assert f"{len(FILES) + 1} files copied from {source} (1 fetched from PyPI) and verified" in out
+    assert pypi.calls == [FakePyPI.INDEX, FakePyPI.FILE]  # the package file the copy lacks, from PyPI
     got = tree(cache)
     marker = got.pop(".verified")
-    assert marker.decode().strip() == fu.lock_digest()
-    assert got == {name: (UPSTREAM / name).read_bytes() for name in FILES}
-    assert fu.is_verified(cache)
+    assert marker.decode().strip() == fu.lock_digest(TEST_LOCK)
+    assert got == expected_tree(UPSTREAM)
+    assert fu.is_verified(cache, TEST_LOCK)
     assert run(capsys, "--check", "--cache", str(cache))[0] == 0
-    code, out, _ = run(capsys, "--cache", str(cache))  # verified already: nothing fetched (no network here)
+    code, out, _ = run(capsys, "--cache", str(cache), get=_no_network)  # verified already: nothing fetched
     assert code == 0 and "up to date" in out
-    assert not [p for p in tmp_path.iterdir() if p.name != "cache"], "staging folders left behind"
+    # A copy that holds the package file too (a verified cache) is read without the network.
+    code, out, _ = run(capsys, "--from", str(cache), "--cache", str(tmp_path / "again"), get=_no_network)
+    assert code == 0 and f"{len(FILES) + 1} files copied from {cache} and verified" in out
+    assert not [p for p in tmp_path.iterdir() if p.name not in {"cache", "copy", "again"}], "staging left behind"
 
 
 @requires_upstream
@@ -164,7 +241,7 @@ def test_a_tampered_file_is_refused_and_nothing_is_cached(tmp_path: Path, capsys
 @requires_upstream
 def test_a_refused_fetch_leaves_the_existing_cache_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cache = tmp_path / "cache"
-    assert run(capsys, "--from", str(UPSTREAM), "--cache", str(cache))[0] == 0
+    assert run(capsys, "--from", str(copy_upstream(tmp_path / "first")), "--cache", str(cache))[0] == 0
     before = tree(cache)
     source = copy_upstream(tmp_path / "copy")
     (source / "karpenter" / "cel-rules.json").unlink()
@@ -177,7 +254,7 @@ def test_a_refused_fetch_leaves_the_existing_cache_alone(tmp_path: Path, capsys:
 def test_check_names_each_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cache = tmp_path / "cache"
     assert run(capsys, "--check", "--cache", str(cache))[0] == 1
-    assert run(capsys, "--from", str(UPSTREAM), "--cache", str(cache))[0] == 0
+    assert run(capsys, "--from", str(copy_upstream(tmp_path / "copy")), "--cache", str(cache))[0] == 0
     (cache / "karpenter" / "instance-types.md").write_bytes(b"changed")
     (cache / "charts" / "karpenter-crd" / "values.yaml").unlink()
     code, out, err = run(capsys, "--check", "--cache", str(cache))
@@ -190,7 +267,7 @@ def test_check_names_each_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_a_marker_for_another_lock_is_not_verified(tmp_path: Path) -> None:
     (tmp_path / ".verified").write_text("0" * 64 + "\n")
     assert not fu.is_verified(tmp_path)
-    (tmp_path / ".verified").write_text(fu.lock_digest() + "\n")
+    (tmp_path / ".verified").write_text(fu.lock_digest() + "\n")  # the real lock's digest
     assert fu.is_verified(tmp_path)
 
 
@@ -255,6 +332,7 @@ class FakeRegistryAndGitHub:
         self.raw: dict[str, bytes] = {}
         self.corrupt_blob = corrupt_blob
         self.root = root
+        self.pypi = FakePyPI()
         for name, entry in FILES.items():
             if "url" in entry:
                 self.raw[entry["url"]] = (root / name).read_bytes()
@@ -278,6 +356,8 @@ class FakeRegistryAndGitHub:
 
     def __call__(self, url: str, headers: Mapping[str, str]) -> bytes:
         self.calls.append(url)
+        if (package := self.pypi.answers(url, headers)) is not None:
+            return package
         if url in self.raw:
             assert "Authorization" not in headers
             return self.raw[url]
@@ -310,12 +390,12 @@ def test_fetch_through_the_registry_and_raw_files_builds_the_same_cache(
     fake = FakeRegistryAndGitHub(UPSTREAM, tmp_path / "charts")
     cache = tmp_path / "cache"
     code, out, err = run(capsys, "--cache", str(cache), get=fake)
-    assert (code, err) == (0, "") and f"{len(FILES)} files fetched and verified" in out
+    assert (code, err) == (0, "") and f"{len(FILES) + 1} files fetched and verified" in out
     got = tree(cache)
     got.pop(".verified")
-    assert got == {name: (UPSTREAM / name).read_bytes() for name in FILES}
-    # each chart pulled once (token, manifest, blob), each raw file once
-    assert len(fake.calls) == 3 * len(OCI_CHARTS) + len(fake.raw)
+    assert got == expected_tree(UPSTREAM)
+    # each chart pulled once (token, manifest, blob), each raw file once, the wheel once (index, file)
+    assert len(fake.calls) == 3 * len(OCI_CHARTS) + len(fake.raw) + 2
     assert set(fake.calls) >= {"https://public.ecr.aws/token/?scope=repository:karpenter/karpenter:pull",
                                "https://public.ecr.aws/v2/karpenter/karpenter-crd/manifests/1.14.1",
                                "https://public.ecr.aws/token/?scope=repository:aws-ec2/helm/aws-node-termination-handler:pull"}
@@ -369,6 +449,55 @@ def test_registry_answers_that_are_refused(answers: dict[str, bytes], message: s
 
     with pytest.raises(fu.UpstreamError, match=re.escape(message)):
         fu.fetch_oci_chart("oci://public.ecr.aws/karpenter/karpenter:1.14.1", get)
+
+
+def test_the_lock_pins_libclouds_price_file_from_its_wheel_on_pypi() -> None:
+    entry = PACKAGES["libcloud/pricing.json"]
+    assert (entry["pypi"], entry["version"], entry["member"]) == ("apache-libcloud", "3.9.1",
+                                                                  "libcloud/data/pricing.json")
+    assert entry["wheel"] == f"apache_libcloud-{entry['version']}-py3-none-any.whl"
+    assert entry["wheelSha256"] == "362806efe3602a781afa0b0c8ad2e8963a708c8d5957fb999735c1cc1e0762d2"
+
+
+def test_a_package_entry_without_its_wheel_pin_is_rejected(tmp_path: Path) -> None:
+    entry = {k: v for k, v in PACKAGES[PRICING].items() if k != "wheelSha256"}
+    (tmp_path / "lock.json").write_text(json.dumps({"files": {}, "packages": {PRICING: entry}}))
+    with pytest.raises(fu.UpstreamError, match="needs `pypi`, `version`, `wheel`, `wheelSha256` and `member`"):
+        fu.load_lock(tmp_path / "lock.json")
+
+
+@pytest.mark.parametrize(("pypi", "message"), [
+    (FakePyPI(listed="1" * 64), f"PyPI lists sha256 {'1' * 64}, the lock pins {sha(WHEEL)}"),
+    (FakePyPI(data=WHEEL + b"x"), f"wheel sha256 mismatch: expected {sha(WHEEL)}, got {sha(WHEEL + b'x')}"),
+])
+def test_a_wheel_other_than_the_pinned_one_is_refused(pypi: FakePyPI, message: str) -> None:
+    with pytest.raises(fu.UpstreamError, match=re.escape(message)):
+        fu.fetch_packages(TEST_LOCK_DATA, pypi)
+    assert pypi.calls[0] == FakePyPI.INDEX
+
+
+def test_a_wheel_without_the_member_or_missing_from_the_index_is_refused() -> None:
+    other = wheel({"libcloud/__init__.py": b""})
+    lock = {**TEST_LOCK_DATA, "packages": {PRICING: {**TEST_LOCK_DATA["packages"][PRICING], "wheelSha256": sha(other)}}}
+    with pytest.raises(fu.UpstreamError, match=re.escape("has no file libcloud/data/pricing.json")):
+        fu.fetch_packages(lock, FakePyPI(data=other, listed=sha(other)))
+    renamed = {**TEST_LOCK_DATA, "packages": {PRICING: {**TEST_LOCK_DATA["packages"][PRICING],
+                                                        "wheel": "apache_libcloud-9.9.9-py3-none-any.whl"}}}
+    with pytest.raises(fu.UpstreamError, match=re.escape("lists no apache_libcloud-9.9.9-py3-none-any.whl")):
+        fu.fetch_packages(renamed, FakePyPI())
+
+
+def test_a_changed_package_member_is_refused_and_nothing_is_cached(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The wheel is the pinned one, but the lock pins another member sum: the member is checked too.
+    lock = {**TEST_LOCK_DATA, "packages": {PRICING: {**TEST_LOCK_DATA["packages"][PRICING], "sha256": "2" * 64}}}
+    (tmp_path / "lock.json").write_text(json.dumps(lock))
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty-lock.json").write_text(json.dumps({"files": {}, "packages": lock["packages"]}))
+    code = fu.main(["--from", str(tmp_path / "empty"), "--cache", str(tmp_path / "cache"),
+                    "--lock", str(tmp_path / "empty-lock.json")], get=FakePyPI())
+    assert code == 1 and not (tmp_path / "cache").exists()
+    assert f"{PRICING}: sha256 mismatch: expected {'2' * 64}, got {sha(MEMBER)}" in capsys.readouterr().err
 
 
 def test_oci_references() -> None:

@@ -20,10 +20,11 @@ from tests.support.wheel import built_wheel
 SOURCE = REPO / "components" / "eks_karpenter"
 # Declared dependencies (distribution -> import names) and the optional extras' (imported inside functions only).
 # What the program runs at `up`, `preview` and `destroy` (the Kubernetes client, the EKS token) is a dependency:
-# the template installs no extra.
+# the template installs no extra. The CEL evaluator checks a consumer against the platform's admission policies.
 DEPENDENCIES = {"pulumi": {"pulumi"}, "pulumi-aws": {"pulumi_aws"}, "pulumi-kubernetes": {"pulumi_kubernetes"},
                 "pulumi-eks": {"pulumi_eks"}, "pydantic": {"pydantic"}, "pyyaml": {"yaml"},
-                "kubernetes": {"kubernetes"}, "boto3": {"boto3", "botocore"}}
+                "kubernetes": {"kubernetes"}, "boto3": {"boto3", "botocore"},
+                "cel-expr-python": {"cel_expr_python"}}
 EXTRAS: dict[str, dict[str, set[str]]] = {"live": {}, "smoke": {}}
 NEVER = {"components", "infra", "tests"}
 

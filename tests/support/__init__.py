@@ -61,6 +61,19 @@ NO_SKIPS = "EKS_KARPENTER_NO_SKIPS"
 requires_upstream = pytest.mark.usefixtures("upstream_files")
 
 
+def upstream_file(name: str) -> Path:
+    """One upstream file by cache path. Files the lock takes from a PyPI package (`libcloud/pricing.json`) come
+    with the fetched cache only, never with ../shared/upstream: without it, the test is skipped with a reason
+    naming the fetch command (failed under EKS_KARPENTER_NO_SKIPS=1)."""
+    path = UPSTREAM / name
+    if not path.is_file():
+        why = f"needs the upstream file {name}: run `{FETCH_UPSTREAM}` (or `{FETCH_UPSTREAM} --from DIR`)"
+        if os.environ.get(NO_SKIPS) == "1":
+            pytest.fail(f"{why} ({NO_SKIPS}=1: upstream comparisons may not be skipped)", pytrace=False)
+        pytest.skip(why)
+    return path
+
+
 @functools.cache
 def run_python(code: str) -> str:
     """Run `code` in a fresh interpreter in the repository (no model built, nothing cached) and return its stdout,

@@ -1,7 +1,9 @@
 """The EC2 instance-type catalogue shipped with the library, and NodePool admission against it.
 
 Generated from Karpenter's own data (labels, allocatable resources, us-east-1 on-demand prices) by
-`generate.py`; every figure taken from it is printed with `Catalogue.provenance()`.
+`generate.py`; every figure taken from it is printed with `Catalogue.provenance()`. Other regions' on-demand prices:
+`regional_prices.py` (generated from Apache Libcloud's price table by `generate_prices.py`), and the one rule for
+which price a type has in a region: `prices.py`.
 """
 
 from eks_karpenter.catalogue.match import (

@@ -23,6 +23,7 @@ import pulumi_kubernetes as k8s
 from eks_karpenter import tags, versions
 from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.catalogue.model import vcpu_hour_prices
+from eks_karpenter.catalogue.prices import region_prices
 from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.config.running import locate_stack_file
@@ -33,7 +34,8 @@ from eks_karpenter.platform.access.guardrails import (
     platform_kms_keys,
     platform_taint_keys,
     private_classes,
-    team_guardrails,
+    team_policies,
+    with_bindings,
 )
 from eks_karpenter.platform.access.plan import preview_rbac
 from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup, release_owner
@@ -158,7 +160,9 @@ def build_platform(cfg: StackConfig) -> None:
         if cfg.interruption.enabled else None
     iam = _karpenter_iam(st, cluster, node_role, queue)
     namespaces = _namespaces(st, cluster)
-    access = _access(st, cluster, node_role_name, namespaces)
+    # Applied by Access and exported as `teamPolicies`: the same objects, which consumer stacks check against.
+    policies = _team_policies(st, node_role_name)
+    access = _access(st, cluster, namespaces, policies)
     # The destroy guard (platform/karpenter/teardown.py): refuses while something destroy cannot delete exists,
     # and drains this stack's pools before the controller goes. Hooks run in the program: `pulumi destroy
     # --run-program`.
@@ -173,7 +177,7 @@ def build_platform(cfg: StackConfig) -> None:
         _node_termination_handler(st, cluster, namespaces, owner)
     if obs.enabled:
         _observability(st, cluster, karpenter, private_subnets, pool_manifests, class_manifests)
-    _export(st, network, cluster, node_role, node_role_name, iam, karpenter, queue, access, pools)
+    _export(st, network, cluster, node_role, node_role_name, iam, karpenter, queue, access, pools, policies)
 
 
 @contextmanager
@@ -305,7 +309,29 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
     })
 
 
-def _access(st: _Stack, cluster: Cluster, node_role_name: str, namespaces: Namespaces | None) -> Access | None:
+def _team_policies(st: _Stack, node_role_name: str) -> dict[str, list[dict[str, Any]]]:
+    """Each team's ValidatingAdmissionPolicies (`guardrails.team_policies`): teams with pool rights are confined
+    to their own pools and classes, every team's pods and Services to its own capacity."""
+    cfg = st.cfg
+    return team_policies(cfg.access.teams, PlatformNodeAccess(
+        cluster_name=st.name, node_role_name=node_role_name,
+        instance_profile=node_role_name if cfg.karpenter.node_role.instance_profile else None,
+        # An adopted VPC and cluster left untagged: the platform's classes select them by id, so may a team's.
+        security_group_ids=(*cfg.cluster.node_security_group_ids, *filter(None, [_adopted_cluster_sg(st)])),
+        node_classes=tuple(c.name for c in cfg.node_classes),
+        pool_weights=tuple(p.weight for p in cfg.node_pools),
+        node_pools=tuple(p.name for p in cfg.node_pools),
+        pool_teams=tuple(t.name for t in cfg.access.teams if t.node_pools),
+        ami_aliases=tuple(sorted({versions.AMI_ALIAS, *filter(None, (c.alias for c in cfg.node_classes))})),
+        private_node_classes=private_classes(cfg.node_classes),
+        taint_keys=platform_taint_keys([CRITICAL_ADDONS_TAINT.key], cfg.node_pools),
+        kms_key_ids=platform_kms_keys(cfg.node_classes), stack_tags=st.tags,
+        subnet_ids=tuple(sorted((cfg.network.private_subnet_ids or {}).values()))
+        if cfg.network.adopting and not cfg.network.write_discovery_tags else ()))
+
+
+def _access(st: _Stack, cluster: Cluster, namespaces: Namespaces | None,
+            policies: dict[str, list[dict[str, Any]]]) -> Access | None:
     """Teams and consumer stacks' deploy roles: access entries with access-policy associations (the cluster
     admins' are the Cluster component's, beside the deployers'); the preview deployers' read-only roles."""
     cfg = st.cfg
@@ -320,20 +346,7 @@ def _access(st: _Stack, cluster: Cluster, node_role_name: str, namespaces: Names
         "previewRbac": preview_rbac(own) if previews else [],
         "previewDependsOn": [r for ns in own for r in namespaces.for_namespace(ns)] if namespaces else [],
         # Teams with pool rights are confined to their own pools and classes (ValidatingAdmissionPolicies).
-        "guardrails": team_guardrails(cfg.access.teams, PlatformNodeAccess(
-            cluster_name=st.name, node_role_name=node_role_name,
-            instance_profile=node_role_name if cfg.karpenter.node_role.instance_profile else None,
-            # An adopted VPC and cluster left untagged: the platform's classes select them by id, so may a team's.
-            security_group_ids=(*cfg.cluster.node_security_group_ids, *filter(None, [_adopted_cluster_sg(st)])),
-            node_classes=tuple(c.name for c in cfg.node_classes),
-            pool_weights=tuple(p.weight for p in cfg.node_pools),
-            node_pools=tuple(p.name for p in cfg.node_pools),
-            pool_teams=tuple(t.name for t in cfg.access.teams if t.node_pools),
-            ami_aliases=tuple(sorted({versions.AMI_ALIAS, *filter(None, (c.alias for c in cfg.node_classes))})),
-            private_node_classes=private_classes(cfg.node_classes), taint_keys=platform_taint_keys([CRITICAL_ADDONS_TAINT.key], cfg.node_pools),
-            kms_key_ids=platform_kms_keys(cfg.node_classes), stack_tags=st.tags,
-            subnet_ids=tuple(sorted((cfg.network.private_subnet_ids or {}).values()))
-            if cfg.network.adopting and not cfg.network.write_discovery_tags else ())),
+        "guardrails": with_bindings(cfg.access.teams, policies),
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider}))
 
 
@@ -529,7 +542,7 @@ def _observability(st: _Stack, cluster: Cluster, karpenter: Karpenter, private_s
 
 def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole, node_role_name: str,
             iam: KarpenterIam, karpenter: Karpenter, queue: InterruptionQueue | None, access: Access | None,
-            pools: list[tuple[NodePoolConfig, NodePool]]) -> None:
+            pools: list[tuple[NodePoolConfig, NodePool]], policies: dict[str, list[dict[str, Any]]]) -> None:
     cfg = st.cfg
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("clusterEndpoint", cluster.endpoint)
@@ -553,6 +566,8 @@ def _export(st: _Stack, network: Network, cluster: Cluster, node_role: NodeRole,
         for p in cfg.node_pools if p.disruption.windows})
     pulumi.export("accessPrincipals", [e.principal_arn for e in access_entries(cfg.access)])
     pulumi.export("teamNamespaces", {team.name: list(team.namespaces) for team in cfg.access.teams})
+    # The admission policies the cluster holds, per team: consumer stacks evaluate them at plan time.
+    pulumi.export("teamPolicies", policies)
     pulumi.export("vpcId", network.vpc_id)
     pulumi.export("privateSubnetIds", network.private_subnet_ids)
     pulumi.export("publicSubnetIds", network.public_subnet_ids)
@@ -586,11 +601,13 @@ def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str, gr
 
 def pool_prices(cfg: StackConfig, pool_manifests: dict[str, dict[str, Any]],
                 class_manifests: dict[str, dict[str, Any]]) -> dict[str, PoolPrice | None]:
-    """On-demand price per vCPU-hour of what each pool admits (catalogue), and its cpu limit, for the dashboard."""
+    """On-demand price per vCPU-hour of what each pool admits (catalogue) in the stack's region (as `cost` prices
+    it: catalogue/prices.py), and its cpu limit, for the dashboard."""
+    prices = region_prices(cfg.region)
     out: dict[str, PoolPrice | None] = {}
     for pool in cfg.node_pools:
         admission = admitted_for(pool_manifests[pool.name], class_manifests.get(pool.node_class))
         cpu = pool.limits.get("cpu")
         limit = cpu_millis(cpu) / 1000 if cpu is not None else None
-        out[pool.name] = pool_price(vcpu_hour_prices(admission.types), limit)
+        out[pool.name] = pool_price(vcpu_hour_prices(admission.types, lambda t: prices.price(t.name)), limit)
     return out

@@ -474,7 +474,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from eks_karpenter.catalogue import load_catalogue
+    from eks_karpenter.catalogue.prices import priced_catalogue
     from eks_karpenter.tools.simulate import WorkloadError, load_workload, pools_for_stack, schedule, schedule_fixed
     from eks_karpenter.tools.simulate.report import Simulation, render_json, render_markdown, render_text
 
@@ -485,7 +485,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except WorkloadError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    catalogue = load_catalogue()
+    catalogue = priced_catalogue(cfg.region)  # the stack's region's prices (catalogue/prices.py)
     fixed_type = catalogue.by_name.get(args.fixed_instance_type)
     if fixed_type is None or fixed_type.on_demand_hourly is None:
         why = "not in the catalogue" if fixed_type is None else "has no catalogue price"

@@ -13,23 +13,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eks_karpenter.catalogue.prices import region_prices
 from eks_karpenter.platform.stack import load_stack_config
 from eks_karpenter.tools.cli import main
 from eks_karpenter.tools.cost import LivePrices, estimate, inputs_from_config, inputs_from_plan
 from eks_karpenter.tools.cost import prices as P
-from eks_karpenter.tools.cost.estimate import CostInputs
+from eks_karpenter.tools.cost.estimate import CostInputs, NodeGroup
 from eks_karpenter.tools.cost.live import LiveError, fetch_live_prices, on_demand_filters
 from eks_karpenter.tools.cost.report import diff_section, plan_section, render_markdown, render_text
 from eks_karpenter.tools.engine.runner import read_flat_config
 
 from tests.catalogue.test_catalogue import _naive_admits, _naive_types
-from tests.support import REPO, STACKS, UPSTREAM, plan_stack, requires_upstream
+from tests.support import REPO, STACKS, UPSTREAM, plan_stack, requires_upstream, upstream_file
 
 AS_OF = dt.date(2026, 11, 23)
-KEYS = ["region", "priceRegion", "priceSource", "priceDate", "currency", "hoursPerMonth", "fixed", "perUnit", "pools",
-        "warnings"]
+KEYS = ["region", "priceRegion", "priceSource", "priceDate", "priceFallback", "currency", "hoursPerMonth", "fixed",
+        "perUnit", "pools", "warnings"]
 POOL_KEYS = ["name", "admitted", "priced", "families", "capacityTypes", "arch", "cheapest", "usdPerVcpuHour",
-             "cpuLimit", "monthlyAtCpuLimit"]
+             "cpuLimit", "monthlyAtCpuLimit", "fallbackPriced"]
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -57,9 +58,14 @@ def config_of(stack: str) -> Any:
 def test_cost_json_contract_for_every_stack(stack: str) -> None:
     doc = cost_json("--stack", stack)
     assert all(k in doc for k in KEYS)
-    assert (doc["currency"], doc["hoursPerMonth"], doc["priceRegion"], doc["priceDate"]) == \
-        ("USD", 730, "us-east-1", "2026-07-06")
-    assert "Karpenter v1.14.1" in doc["priceSource"]
+    # Every shipped stack's region has a price table: its own prices, Karpenter's for us-east-1.
+    assert (doc["currency"], doc["hoursPerMonth"], doc["priceRegion"]) == ("USD", 730, doc["region"])
+    if doc["region"] == "us-east-1":
+        assert doc["priceDate"] == "2026-07-06" and "Karpenter v1.14.1" in doc["priceSource"]
+        assert doc["priceFallback"] is None
+    else:
+        assert doc["priceDate"] == "2025-03-02" and "Apache Libcloud 3.9.1" in doc["priceSource"]
+        assert doc["priceFallback"]["region"] == "us-east-1"
     assert doc["pools"] and all(list(p)[:len(POOL_KEYS)] == POOL_KEYS for p in doc["pools"])
     for f in doc["fixed"]:
         assert set(f) == {"item", "quantity", "hourly", "monthly"}
@@ -76,6 +82,10 @@ def test_pool_figures_match_an_independent_computation_from_upstream_files(stack
     naive = _naive_types()
     known = {k for t in naive for k in t}
     prices = json.loads((UPSTREAM / "karpenter" / "ondemand-prices.json").read_text())["us-east-1"]
+    region = config_of(stack).region
+    if region != "us-east-1":  # the rule: the region's Libcloud price (0.0 is none), else us-east-1's Karpenter price
+        libcloud = json.loads(upstream_file("libcloud/pricing.json").read_text())["compute"]["ec2_linux"]
+        prices = {**prices, **{t: by_region[region] for t, by_region in libcloud.items() if by_region.get(region)}}
     pools = {r.inputs["metadata"]["name"]: r.inputs for r in plan_stack(stack).by_type(
         "kubernetes:karpenter.sh/v1:NodePool")}
     doc = cost_json("--stack", stack)
@@ -93,8 +103,9 @@ def test_pool_figures_match_an_independent_computation_from_upstream_files(stack
         assert p["admitted"] == len(types) and p["priced"] == len(priced)
         assert p["families"] == sorted({t["karpenter.k8s.aws/instance-family"] for t in types})
         assert p["arch"] == sorted({t["kubernetes.io/arch"] for t in types})
-        assert p["cheapest"] == {"type": cheapest["node.kubernetes.io/instance-type"],
-                                 "hourly": prices[cheapest["node.kubernetes.io/instance-type"]]}
+        assert {k: p["cheapest"][k] for k in ("type", "hourly")} == {
+            "type": cheapest["node.kubernetes.io/instance-type"],
+            "hourly": prices[cheapest["node.kubernetes.io/instance-type"]]}
         assert p["usdPerVcpuHour"]["min"] == pytest.approx(min(per_vcpu), abs=1e-6)
         assert p["usdPerVcpuHour"]["max"] == pytest.approx(max(per_vcpu), abs=1e-6)
         assert p["cpuLimit"] == cpu
@@ -127,17 +138,21 @@ def test_config_and_plan_give_the_same_estimate() -> None:
 
 @pytest.mark.slow
 def test_dev_prices_its_spot_group_and_the_launch_template_volumes() -> None:
-    # By hand (us-east-1 prices): control plane 0.10 x 730 = 73.00; one NAT gateway 0.045 x 730 = 32.85 and its
-    # address 0.005 x 730 = 3.65; system 2 x m7i.large 0.1008 x 730 = 147.17 and 2 x 50 GiB gp3 x 0.08 = 8.00;
-    # workshop-spot 1 node at its dearest type's on-demand price (m5n.large 0.119 x 730 = 86.87) and its 20 GiB
-    # gp3 volume 1.60.
+    # By hand (fixed prices us-east-1's; instances eu-west-1's): control plane 0.10 x 730 = 73.00; one NAT gateway
+    # 0.045 x 730 = 32.85 and its address 0.005 x 730 = 3.65; system 2 x m7i.large, which has no eu-west-1 price in
+    # the regional table, so us-east-1's 0.1008 x 730 = 147.17, and 2 x 50 GiB gp3 x 0.08 = 8.00; workshop-spot 1
+    # node at its dearest type's eu-west-1 on-demand price (m5n.large 0.133 x 730 = 97.09) and its 20 GiB gp3
+    # volume 1.60.
     for inputs in (inputs_from_config(config_of("dev")), inputs_from_plan(plan_stack("dev").resources, "eu-west-1")):
         doc = estimate(inputs, AS_OF)
         monthly = {f["item"]: f["monthly"] for f in doc["fixed"]}
-        assert monthly["node group workshop-spot: m5.large (spot, at the on-demand price: a ceiling)"] == 86.87
+        assert monthly["node group workshop-spot: m5.large (spot, at the on-demand price: a ceiling)"] == 97.09
         assert monthly["node group workshop-spot: gp3 root volumes (20 GiB each)"] == 1.6
+        assert monthly["node group system: m7i.large (on-demand)"] == 147.17
         assert monthly["node group system: gp3 root volumes (50 GiB each)"] == 8.0
-        assert doc["fixedMonthly"] == 353.14
+        assert doc["fixedMonthly"] == 363.36
+        assert ("node group system: m7i.large has no eu-west-1 price in Apache Libcloud 3.9.1's price table, so "
+                "takes Karpenter v1.14.1's us-east-1 price (its table generated 2026-07-06)") in doc["warnings"]
 
 
 def test_bottlerocket_groups_price_the_os_volume_too(tmp_path: Path) -> None:
@@ -164,14 +179,46 @@ def test_flow_logs_are_priced_per_unit_where_they_go() -> None:
     assert not [u for u in cost_json("--stack", "dev")["perUnit"] if "flow log" in u["item"]]
 
 
-def test_a_region_without_a_price_table_says_so() -> None:
+def test_eu_west_1_stacks_are_priced_with_eu_west_1_prices() -> None:
     doc = cost_json("--stack", "dev")
-    assert (doc["region"], doc["priceRegion"]) == ("eu-west-1", "us-east-1")
-    assert ("instance and fixed prices are us-east-1's, not eu-west-1's (no eu-west-1 price table here): add --live "
-            "for eu-west-1's current instance prices") in doc["warnings"]
+    assert (doc["region"], doc["priceRegion"], doc["priceDate"]) == ("eu-west-1", "eu-west-1", "2025-03-02")
+    assert doc["priceSource"].startswith("Apache Libcloud 3.9.1's price table (PyPI apache-libcloud")
+    inputs = replace(inputs_from_config(config_of("dev")),
+                     node_groups=(NodeGroup("fixed", "ON_DEMAND", ("m5.large",), 1, 20),))
+    (item,) = [f for f in estimate(inputs, AS_OF)["fixed"] if f["item"].startswith("node group fixed: m5.large")]
+    assert item["hourly"] == 0.114  # eu-west-1's figure in the table; us-east-1's is 0.096
     code, out, _ = run("cost", "--stack", "dev")
-    assert code == 0 and ("prices are us-east-1's, not eu-west-1's: the shipped table has no eu-west-1 prices; "
-                          "--live fetches eu-west-1's current ones") in out
+    assert code == 0 and "instance prices: eu-west-1 on-demand list prices from Apache Libcloud 3.9.1's" in out
+    assert "prices of 2025-03-02 (no spot prices offline)" in out
+    assert ("a type without a eu-west-1 price there: Karpenter v1.14.1's us-east-1 price (its table generated "
+            "2026-07-06)") in out
+
+
+def test_admitted_types_without_a_regional_price_are_named_and_counted() -> None:
+    doc = cost_json("--stack", "dev")
+    (general,) = [p for p in doc["pools"] if p["name"] == "general"]
+    assert 0 < general["fallbackPriced"] < general["priced"]
+    (warning,) = [w for w in doc["warnings"] if w.startswith("pool general: ")]
+    assert warning.startswith(f"pool general: {general['fallbackPriced']} of {general['admitted']} admitted types "
+                              "have no eu-west-1 price in Apache Libcloud 3.9.1's price table, so take Karpenter "
+                              "v1.14.1's us-east-1 price")
+    named = region_prices("eu-west-1").fallbacks(cost_json("--stack", "dev", "--types")["pools"][0]["types"])
+    assert len(named) == general["fallbackPriced"] and "m7i.large" in named
+    assert warning.endswith(f": {', '.join(named[:8])} and {len(named) - 8} more")
+    # c8a (2025-10) is newer than the table's prices (2025-03): the pool's cheapest type is priced at us-east-1's.
+    assert general["cheapest"] == {"type": "c8a.medium", "hourly": 0.05389, "fallback": True}
+    assert "cheapest c8a.medium $0.0539/h (us-east-1's price);" in run("cost", "--stack", "dev")[1]
+
+
+def test_a_region_without_a_price_table_says_so() -> None:
+    inputs = replace(inputs_from_config(config_of("dev")), region="ap-east-2")
+    doc = estimate(inputs, AS_OF)
+    assert (doc["region"], doc["priceRegion"], doc["priceFallback"]) == ("ap-east-2", "us-east-1", None)
+    assert ("instance and fixed prices are us-east-1's, not ap-east-2's (no ap-east-2 price table here): add --live "
+            "for ap-east-2's current instance prices") in doc["warnings"]
+    out = render_text(doc, "dev")
+    assert ("prices are us-east-1's, not ap-east-2's: the shipped tables have no ap-east-2 prices; "
+            "--live fetches ap-east-2's current ones") in out
     assert "Karpenter v1.14.1 data generated 2026-07-06 (no spot prices offline)" in out
 
 
@@ -366,24 +413,37 @@ def test_cost_live_through_the_command_line(monkeypatch: pytest.MonkeyPatch) -> 
     assert "live spot" in group["item"] and group["hourly"] == 0.04
 
 
-def test_the_dashboard_and_the_cost_report_agree_on_each_pools_vcpu_price() -> None:
-    """Both read `catalogue.model.vcpu_hour_prices`: the dashboard's cheapest $/vCPU-h and priced-type count for
-    a pool are the cost report's, for every pool of the prod stack, from the planned manifests."""
+@pytest.mark.parametrize("stack", ["prod", "dev"])  # us-east-1, and eu-west-1 (its own prices)
+def test_the_dashboard_and_the_cost_report_agree_on_each_pools_vcpu_price(stack: str) -> None:
+    """Both read `catalogue.model.vcpu_hour_prices` at the stack's region's prices: the dashboard's cheapest
+    $/vCPU-h and priced-type count for a pool are the cost report's, for every pool of the stack, from the planned
+    manifests."""
     from eks_karpenter.catalogue import ami_family_of
     from eks_karpenter.platform.build import pool_prices
     from eks_karpenter.tools.cost.estimate import PoolSpec, pool_figures
 
-    doc, cfg = plan_stack("prod"), config_of("prod")
+    doc, cfg = plan_stack(stack), config_of(stack)
     pools = {str(r.inputs["metadata"]["name"]): dict(r.inputs) for r in doc.by_type(NODE_POOL_TYPE)}
     classes = {str(r.inputs["metadata"]["name"]): dict(r.inputs) for r in doc.by_type(NODE_CLASS_TYPE)}
     dashboard = pool_prices(cfg, pools, classes)
     report = estimate(inputs_from_config(cfg), AS_OF)["pools"]
-    assert len(pools) >= 3 and {p["name"] for p in report} == set(pools) == set(dashboard)
+    assert len(pools) >= (3 if stack == "prod" else 1) and {p["name"] for p in report} == set(pools) == set(dashboard)
     for figures in report:
         shown = dashboard[figures["name"]]
         node_class = pools[figures["name"]]["spec"]["template"]["spec"]["nodeClassRef"]["name"]
-        planned = pool_figures(PoolSpec(figures["name"], pools[figures["name"]], ami_family_of(classes[node_class])))
+        planned = pool_figures(PoolSpec(figures["name"], pools[figures["name"]], ami_family_of(classes[node_class])),
+                               prices=region_prices(cfg.region))
         assert shown is not None and planned["usdPerVcpuHour"] == figures["usdPerVcpuHour"]
         assert shown.types == figures["priced"] > 0
         assert shown.cheapest_vcpu_hour == round(figures["usdPerVcpuHour"]["min"], 5)
         assert shown.cheapest_vcpu_hour <= shown.median_vcpu_hour <= figures["usdPerVcpuHour"]["max"]
+
+
+def test_the_plan_comment_prices_the_plans_own_region() -> None:
+    from eks_karpenter.tools.engine.plan_cost import plan_cost_lines
+
+    text = "\n".join(plan_cost_lines(plan_stack("dev"), AS_OF))  # dev: eu-west-1, read from its subnets' zones
+    assert ("instance prices: eu-west-1 on-demand list prices from Apache Libcloud 3.9.1's price table (PyPI "
+            "apache-libcloud") in text
+    assert "prices of 2025-03-02" in text and "a type without a eu-west-1 price there: Karpenter v1.14.1's" in text
+    assert "| `general` | 605 | c8a.medium $0.0539/h (us-east-1's price) |" in text

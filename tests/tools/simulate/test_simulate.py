@@ -387,8 +387,9 @@ def test_cli_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
                        "--fixed-instance-type", "m5.xlarge")
     assert rc == 0 and not err
     doc = json.loads(out)
-    assert set(doc) == {"stack", "region", "priceRegion", "priceSource", "priceDate", "priceKind", "currency",
-                        "hoursPerMonth", "heuristic", "workload", "karpenter", "fixed", "difference", "notes"}
+    assert set(doc) == {"stack", "region", "priceRegion", "priceSource", "priceDate", "priceFallback", "priceKind",
+                        "currency", "hoursPerMonth", "heuristic", "workload", "karpenter", "fixed", "difference",
+                        "notes"}
     assert (doc["priceKind"], doc["currency"], doc["hoursPerMonth"], doc["priceDate"]) == \
         ("on-demand", "USD", 730, "2026-07-06")
     k, f = doc["karpenter"], doc["fixed"]
@@ -406,11 +407,30 @@ def test_cli_text_and_markdown_label_prices_as_on_demand(capsys: pytest.CaptureF
     rc, text, _ = run(capsys, "--stack", "dev", "--workload", str(WEB_BATCH))
     assert rc == 0
     assert "on-demand ceiling" in text and "spot would be lower" in text and "first-fit decreasing" in text
-    assert ("prices are us-east-1's, not eu-west-1's: the shipped table has no eu-west-1 prices (on-demand often "
-            "differs by region); `cost --stack dev --live` gives eu-west-1's current prices") in text  # dev: eu-west-1
     assert "api: 4 pods: no pool has label workload-tier=critical" in text
     rc, md, _ = run(capsys, "--stack", "dev", "--workload", str(INFLATE), "--format", "markdown")
-    assert rc == 0 and md.startswith("### Simulate") and "| Fixed `m5.large` | 10 | 10 | $0.9600 | $700.80 |" in md
+    assert rc == 0 and md.startswith("### Simulate")
+
+
+def test_a_stack_is_simulated_at_its_regions_prices(capsys: pytest.CaptureFixture[str]) -> None:
+    # dev is in eu-west-1: m5.large at eu-west-1's 0.114 (us-east-1's is 0.096), with the source and its date.
+    rc, md, _ = run(capsys, "--stack", "dev", "--workload", str(INFLATE), "--format", "markdown")
+    assert rc == 0 and "| Fixed `m5.large` | 10 | 10 | $1.1400 | $832.20 |" in md
+    assert ("eu-west-1 on-demand prices: Apache Libcloud 3.9.1's price table (PyPI apache-libcloud, "
+            "libcloud/data/pricing.json sha256 59fbcd5575c6...), prices of 2025-03-02") in md
+    rc, out, _ = run(capsys, "--stack", "dev", "--workload", str(INFLATE), "--format", "json",
+                     "--fixed-instance-type", "m7i.large")
+    doc = json.loads(out)
+    assert (doc["region"], doc["priceRegion"], doc["priceDate"]) == ("eu-west-1", "eu-west-1", "2025-03-02")
+    # m7i.large has no eu-west-1 price in the table: us-east-1's, and named as such.
+    assert doc["fixed"]["hourlyEach"] == 0.1008 and "m7i.large" in doc["priceFallback"]
+    assert any(n.startswith("launched at Karpenter v1.14.1's us-east-1 price (its table generated 2026-07-06) for "
+                            "want of a eu-west-1 price in Apache Libcloud 3.9.1's price table: ") and "m7i.large" in n
+               for n in doc["notes"])
+    rc, out, _ = run(capsys, "--stack", "prod", "--workload", str(INFLATE), "--format", "json")
+    doc = json.loads(out)
+    assert (doc["priceRegion"], doc["priceDate"], doc["priceFallback"]) == ("us-east-1", "2026-07-06", [])
+    assert doc["fixed"]["hourlyEach"] == 0.096
 
 
 def test_cli_bad_inputs_exit_1_with_nothing_on_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -452,3 +472,18 @@ def test_readme_sample_is_the_commands_output(capsys: pytest.CaptureFixture[str]
     sample = readme.split(marker, 1)[1].split("\n```\n", 1)[0]
     rc, out, _ = run(capsys, "--stack", "prod", "--workload", "examples/workloads/web-batch.yaml")
     assert rc == 0 and out.rstrip("\n") == sample, "regenerate the sample in docs/cost-and-scale.md"
+
+
+def test_a_region_without_a_price_table_is_simulated_at_us_east_1s_prices_and_says_so() -> None:
+    from eks_karpenter.catalogue.prices import priced_catalogue
+    from eks_karpenter.tools.simulate.report import Simulation, to_data
+
+    catalogue = priced_catalogue("ap-east-2")
+    load = load_workload(str(INFLATE))
+    sim = Simulation("prod", "ap-east-2", str(INFLATE), load, schedule(stack_pools("prod"), load, KEYS),
+                     schedule_fixed(catalogue.by_name["m5.large"], load), catalogue)
+    doc = to_data(sim)
+    assert (doc["region"], doc["priceRegion"], doc["priceFallback"]) == ("ap-east-2", "us-east-1", [])
+    assert doc["fixed"]["hourlyEach"] == 0.096
+    assert ("prices are us-east-1's, not ap-east-2's: the shipped tables have no ap-east-2 prices (on-demand often "
+            "differs by region); `cost --stack prod --live` gives ap-east-2's current prices") in doc["notes"]

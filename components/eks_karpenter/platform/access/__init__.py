@@ -2,6 +2,7 @@
 
 from eks_karpenter.platform.access.component import Access, AccessArgs
 from eks_karpenter.platform.access.config import AccessConfig, Deployer, ProviderCredentials, Team
+from eks_karpenter.platform.access.consumer import ConsumerAdmission, consumer_admission
 from eks_karpenter.platform.access.plan import (
     POLICIES,
     access_entries,
@@ -13,6 +14,7 @@ from eks_karpenter.platform.access.plan import (
 )
 from eks_karpenter.platform.access.rules import provider_identity_issues, validate_access
 
-__all__ = ["POLICIES", "Access", "AccessArgs", "AccessConfig", "Deployer", "ProviderCredentials", "Team",
-           "access_entries", "aws_provider_identity", "consumer_access_warnings", "deployer_entries",
+__all__ = ["POLICIES", "Access", "AccessArgs", "AccessConfig", "ConsumerAdmission", "Deployer", "ProviderCredentials",
+           "Team", "access_entries", "aws_provider_identity", "consumer_access_warnings", "consumer_admission",
+           "deployer_entries",
            "parse_principal", "policy_arn", "provider_identity_issues", "validate_access"]

@@ -469,7 +469,22 @@ def team_workload_binding(team: Team) -> dict[str, Any]:
     }
 
 
+def team_policies(teams: Sequence[Team], platform: PlatformNodeAccess) -> dict[str, list[dict[str, Any]]]:
+    """Each team's ValidatingAdmissionPolicies: its pool policy when it has `nodePools: true`, then its workload
+    policy. The platform applies them (`team_guardrails`) and exports them (`teamPolicies`), so a consumer stack
+    evaluates at plan time the very policies the cluster holds (`consumer.consumer_admission`)."""
+    return {t.name: [*([team_policy(t, platform)] if t.node_pools else []),
+                     team_workload_policy(t, platform)] for t in teams}
+
+
 def team_guardrails(teams: Sequence[Team], platform: PlatformNodeAccess) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(policy, binding) for each team with `nodePools: true`, and each team's workload policy."""
-    return [*((team_policy(t, platform), team_policy_binding(t)) for t in teams if t.node_pools),
-            *((team_workload_policy(t, platform), team_workload_binding(t)) for t in teams)]
+    return with_bindings(teams, team_policies(teams, platform))
+
+
+def with_bindings(teams: Sequence[Team], policies: Mapping[str, Sequence[dict[str, Any]]],
+                  ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """`team_policies`' policies (the same objects), each with its binding: the pool policies, then the workload
+    policies."""
+    return [*((policies[t.name][0], team_policy_binding(t)) for t in teams if t.node_pools),
+            *((policies[t.name][-1], team_workload_binding(t)) for t in teams)]

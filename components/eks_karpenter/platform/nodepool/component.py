@@ -66,9 +66,17 @@ class NodeClass(_KarpenterObject):
         rendered with placeholders and the spec is rendered again once the outputs are known.
         """
         static = render_node_class(config, "placeholder", "placeholder", tags)
-        spec = pulumi.Output.all(cluster_name, node_role_name).apply(
-            lambda a: render_node_class(config, str(a[0]), str(a[1]), tags)["spec"])
+        spec = cls.manifest_for(config, cluster_name=cluster_name, node_role_name=node_role_name, tags=tags).apply(
+            lambda manifest: manifest["spec"])
         return cls(name, {"manifest": {**static, "spec": spec}}, opts)
+
+    @staticmethod
+    def manifest_for(config: NodeClassConfig, *, cluster_name: pulumi.Input[str], node_role_name: pulumi.Input[str],
+                     tags: Mapping[str, str]) -> pulumi.Output[dict[str, Any]]:
+        """The manifest `from_config` sends, once the cluster and role are known: what a consumer stack checks
+        against the platform's admission policies (`consumer_admission`) before anything is sent."""
+        return pulumi.Output.all(cluster_name, node_role_name).apply(
+            lambda a: render_node_class(config, str(a[0]), str(a[1]), tags))
 
 
 class NodePool(_KarpenterObject):

@@ -3,14 +3,18 @@
 Pure: built from a validated `StackConfig` (`inputs_from_config`) or from an offline plan's resources
 (`inputs_from_plan`, for the plan comment and the PR diff), then `estimate()` gives the JSON contract:
 
-    {"region", "priceRegion", "priceSource", "priceDate", "currency", "hoursPerMonth",
+    {"region", "priceRegion", "priceSource", "priceDate", "priceFallback", "currency", "hoursPerMonth",
      "fixed": [{"item", "quantity", "hourly", "monthly"}], "perUnit": [{"item", "unit", "price"}],
      "pools": [{"name", "admitted", "priced", "families", "capacityTypes", "arch", "cheapest": {"type", "hourly"},
-                "usdPerVcpuHour": {"min", "max"}, "cpuLimit", "monthlyAtCpuLimit": {"min", "max"}}],
+                "usdPerVcpuHour": {"min", "max"}, "cpuLimit", "monthlyAtCpuLimit": {"min", "max"},
+                "fallbackPriced"}],
      "warnings": [...]}
 
-Instance prices are on-demand (the catalogue's us-east-1 table, or `--live` prices for the stack's region); a spot
-figure only appears from `--live`, labelled as such. `usdPerVcpuHour` is the on-demand price over the type's vCPUs,
+Instance prices are on-demand: offline, the stack's region's as `catalogue.prices` rules (Karpenter's table for
+us-east-1, the regional table elsewhere, a type without a regional price at us-east-1's: `priceFallback` names
+that table and each pool's `fallbackPriced` counts such types; a region without a table is priced with
+us-east-1's and says so), or `--live` prices for the stack's region; a spot figure only appears from `--live`,
+labelled as such. `usdPerVcpuHour` is the on-demand price over the type's vCPUs,
 across the priced admitted types; `monthlyAtCpuLimit` is `cpuLimit x usdPerVcpuHour x hoursPerMonth`: what the
 pool costs if it runs up to its cpu limit on its cheapest (min) or dearest (max) vCPUs, on-demand.
 """
@@ -26,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from eks_karpenter.catalogue import Admission, admitted, ami_family_of, load_catalogue, requirements_of
 from eks_karpenter.catalogue.match import allowed_values
 from eks_karpenter.catalogue.model import InstanceType, vcpu_hour_prices
+from eks_karpenter.catalogue.prices import REFERENCE_REGION, RegionPrices, region_prices
 from eks_karpenter.labels import ARCH, CAPACITY_TYPE, INSTANCE_FAMILY
 from eks_karpenter.platform.cluster.plan import SYSTEM_GROUP, node_volumes
 from eks_karpenter.platform.nodepool.admission import pool_warnings
@@ -184,32 +189,36 @@ def rendered_admission(pool: PoolSpec) -> Admission:
     return admitted(requirements_of(pool.manifest), pool.ami_family)
 
 
-def _hourly(t: InstanceType, live: LivePrices | None) -> float | None:
-    return live.on_demand.get(t.name) if live else t.on_demand_hourly
+def _hourly(t: InstanceType, live: LivePrices | None, prices: RegionPrices) -> float | None:
+    return live.on_demand.get(t.name) if live else prices.price(t.name)
 
 
 def _range(values: list[float], places: int) -> dict[str, float] | None:
     return {"min": _money(min(values), places), "max": _money(max(values), places)} if values else None
 
 
-def pool_figures(pool: PoolSpec, live: LivePrices | None = None) -> dict[str, Any]:
-    """One entry of the document's `pools` (see the module docstring)."""
+def pool_figures(pool: PoolSpec, live: LivePrices | None = None,
+                 prices: RegionPrices | None = None) -> dict[str, Any]:
+    """One entry of the document's `pools` (see the module docstring); offline prices are `prices` (default:
+    us-east-1's)."""
+    prices = prices or region_prices(REFERENCE_REGION)
     adm = rendered_admission(pool)
     spec = pool.manifest["spec"]
     capacity = allowed_values(requirements_of(pool.manifest), CAPACITY_TYPE, _CAPACITY_TYPES)
-    priced = [(t, h) for t in adm.types if (h := _hourly(t, live)) is not None]
-    per_vcpu = vcpu_hour_prices(adm.types, lambda t: _hourly(t, live))
+    priced = [(t, h) for t in adm.types if (h := _hourly(t, live, prices)) is not None]
+    per_vcpu = vcpu_hour_prices(adm.types, lambda t: _hourly(t, live, prices))
     cheapest = min(priced, key=lambda p: (p[1], p[0].name)) if priced else None
     cpu_text = (spec.get("limits") or {}).get("cpu")
     cpu = quantity_value(str(cpu_text)) if cpu_text is not None else None
     out: dict[str, Any] = {
         "name": pool.name, "admitted": len(adm.types), "priced": len(priced),
         "families": adm.values(INSTANCE_FAMILY), "capacityTypes": capacity, "arch": adm.values(ARCH),
-        "cheapest": {"type": cheapest[0].name, "hourly": cheapest[1]} if cheapest else None,
+        "cheapest": _cheapest(cheapest, live, prices),
         "usdPerVcpuHour": _range(per_vcpu, 6),
         "cpuLimit": _number(cpu) if cpu is not None else None,
         "monthlyAtCpuLimit": _range([float(cpu) * v * P.HOURS_PER_MONTH for v in per_vcpu], 2)
         if cpu is not None and per_vcpu else None,
+        "fallbackPriced": 0 if live else len(prices.fallbacks(t.name for t, _ in priced)),
     }
     if live and "spot" in capacity:
         spot = [(t, *live.spot[t.name]) for t in adm.types if t.name in live.spot]
@@ -225,9 +234,19 @@ def pool_figures(pool: PoolSpec, live: LivePrices | None = None) -> dict[str, An
     return out
 
 
-def _group_hourly(group: NodeGroup, live: LivePrices | None) -> tuple[float | None, str]:
+def _cheapest(found: tuple[InstanceType, float] | None, live: LivePrices | None,
+              prices: RegionPrices) -> dict[str, Any] | None:
+    """The cheapest priced type; `fallback` (true) when its price is us-east-1's for want of a regional one."""
+    if found is None:
+        return None
+    out: dict[str, Any] = {"type": found[0].name, "hourly": found[1]}
+    if not live and found[0].name in prices.fallback:
+        out["fallback"] = True
+    return out
+
+
+def _group_hourly(group: NodeGroup, live: LivePrices | None, prices: RegionPrices) -> tuple[float | None, str]:
     """A node group's per-node price: its first listed type (EKS prefers types in the listed order on-demand)."""
-    catalogue = load_catalogue()
     first = group.instance_types[0] if group.instance_types else ""
     if group.capacity_type == "SPOT":
         if live:
@@ -236,40 +255,38 @@ def _group_hourly(group: NodeGroup, live: LivePrices | None) -> tuple[float | No
                 price, zone = min(spot)
                 return price, f"live spot, lowest of its types ({zone})"
         on_demand = [p for t in group.instance_types
-                     if (p := (live.on_demand.get(t) if live else _catalogue_price(t))) is not None]
+                     if (p := (live.on_demand.get(t) if live else prices.price(t))) is not None]
         return (max(on_demand) if on_demand else None), "spot, at the on-demand price: a ceiling"
     if live:
         return live.on_demand.get(first), "on-demand"
-    t = catalogue.by_name.get(first)
-    return (t.on_demand_hourly if t else None), "on-demand"
-
-
-def _catalogue_price(name: str) -> float | None:
-    t = load_catalogue().by_name.get(name)
-    return t.on_demand_hourly if t else None
+    return prices.price(first), "on-demand"
 
 
 def estimate(inputs: CostInputs, on: dt.date, live: LivePrices | None = None, types: bool = False) -> dict[str, Any]:
     """The cost document for one stack (see the module docstring), priced as of day `on`; with `types`, each pool
     also lists its admitted instance types (`types`, in name order)."""
     cat = load_catalogue()
-    fixed, warnings = _fixed_items(inputs, on, live)
-    pools, about_pools = _pool_items(inputs, live, types)
+    prices = region_prices(inputs.region)
+    fixed, warnings = _fixed_items(inputs, on, live, prices)
+    pools, about_pools = _pool_items(inputs, live, types, prices)
     warnings += about_pools
-    price_region = live.region if live else cat.price_region
+    price_region = live.region if live else prices.price_region
     if price_region != inputs.region:
         warnings.append(f"instance and fixed prices are {price_region}'s, not {inputs.region}'s (no {inputs.region} "
                         f"price table here): add --live for {inputs.region}'s current instance prices")
     elif inputs.region != P.PRICE_REGION:
         warnings.append(f"fixed prices (control plane, NAT, EBS, KMS, logs) are {P.PRICE_REGION}'s")
+    warnings += _fallback_warnings(inputs, pools, prices, live)
     for p in pools:
         if p["priced"] < p["admitted"]:
             warnings.append(f"pool {p['name']}: {p['admitted'] - p['priced']} admitted types have no on-demand "
                             "price and are left out of its figures")
     return {
         "region": inputs.region, "priceRegion": price_region,
-        "priceSource": live.source if live else cat.source,
-        "priceDate": live.fetched_at if live else cat.price_date,
+        "priceSource": live.source if live else prices.source,
+        "priceDate": live.fetched_at if live else prices.date,
+        "priceFallback": None if live or not prices.fallback else {
+            "region": REFERENCE_REGION, "source": prices.fallback_source, "date": cat.price_date},
         "catalogue": {"source": cat.source, "karpenterVersion": cat.karpenter_version, "date": cat.price_date},
         "fixedPrices": {"region": P.PRICE_REGION, "date": P.PRICES_DATE, "asOf": on.isoformat(),
                         "source": "AWS public pricing pages (see eks_karpenter/tools/cost/prices.py)"},
@@ -280,7 +297,31 @@ def estimate(inputs: CostInputs, on: dt.date, live: LivePrices | None = None, ty
     }
 
 
-def _fixed_items(inputs: CostInputs, on: dt.date, live: LivePrices | None) -> tuple[list[dict[str, Any]], list[str]]:
+def _fallback_warnings(inputs: CostInputs, pools: list[dict[str, Any]], prices: RegionPrices,
+                       live: LivePrices | None) -> list[str]:
+    """Which admitted and node-group types are priced at us-east-1's price for want of a regional one."""
+    if live or not prices.fallback:
+        return []
+    out = []
+
+    def where(one: bool) -> str:
+        return f"no {inputs.region} price in {prices.label}, so take{'s' if one else ''} {prices.fallback_source}"
+
+    for spec, p in zip(inputs.pools, pools, strict=True):
+        names = prices.fallbacks(t.name for t in rendered_admission(spec).types)
+        if names:
+            shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+            out.append(f"pool {p['name']}: {len(names)} of {p['admitted']} admitted types have {where(False)}: {shown}")
+    for group in inputs.node_groups:
+        names = prices.fallbacks(group.instance_types if group.capacity_type == "SPOT" else group.instance_types[:1])
+        if names:
+            one = len(names) == 1
+            out.append(f"node group {group.name}: {', '.join(names)} {'has' if one else 'have'} {where(one)}")
+    return out
+
+
+def _fixed_items(inputs: CostInputs, on: dt.date, live: LivePrices | None,
+                 prices: RegionPrices) -> tuple[list[dict[str, Any]], list[str]]:
     """What runs whatever the load: control plane, NAT gateways, managed node groups, KMS keys; and warnings."""
     fixed: list[dict[str, Any]] = []
     warnings: list[str] = []
@@ -295,7 +336,7 @@ def _fixed_items(inputs: CostInputs, on: dt.date, live: LivePrices | None) -> tu
         fixed.append(_fixed("public IPv4 address (NAT gateway Elastic IP)", inputs.nat_gateways,
                             P.PUBLIC_IPV4_HOUR.usd))
     for group in inputs.node_groups:
-        hourly, how = _group_hourly(group, live)
+        hourly, how = _group_hourly(group, live, prices)
         label = f"node group {group.name}: {group.instance_types[0] if group.instance_types else '?'} ({how})"
         if hourly is None:
             warnings.append(f"node group {group.name}: no price for {', '.join(group.instance_types)}")
@@ -332,10 +373,10 @@ def _per_unit_items(inputs: CostInputs) -> list[dict[str, Any]]:
     return per_unit
 
 
-def _pool_items(inputs: CostInputs, live: LivePrices | None,
-                types: bool) -> tuple[list[dict[str, Any]], list[str]]:
+def _pool_items(inputs: CostInputs, live: LivePrices | None, types: bool,
+                prices: RegionPrices) -> tuple[list[dict[str, Any]], list[str]]:
     """Each pool's figures (with its admitted types when asked) and what is wrong with what it can launch."""
-    pools = [pool_figures(p, live) for p in inputs.pools]
+    pools = [pool_figures(p, live, prices) for p in inputs.pools]
     warnings: list[str] = []
     for spec, p in zip(inputs.pools, pools, strict=True):
         if types:

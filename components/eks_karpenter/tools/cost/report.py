@@ -14,16 +14,23 @@ def provenance(doc: Doc) -> list[str]:
     cat = doc["catalogue"]
     fixed = doc["fixedPrices"]
     types = f"Karpenter v{cat['karpenterVersion']} data generated {cat['date']}"
+    fallback = doc.get("priceFallback")
     if doc["priceSource"] == cat["source"]:
         lines = [f"instance types and {doc['priceRegion']} on-demand prices: {types} (no spot prices offline)"]
-    else:
+    elif doc["instancePrices"].startswith("live"):
         lines = [f"instance types: {types}",
                  f"instance prices: {doc['instancePrices']} for {doc['priceRegion']}, {doc['priceSource']}, "
                  f"fetched {doc['priceDate']}"]
+    else:
+        lines = [f"instance types: {types}",
+                 f"instance prices: {doc['priceRegion']} on-demand list prices from {doc['priceSource']}, prices of "
+                 f"{doc['priceDate']} (no spot prices offline)"]
+        if fallback:
+            lines.append(f"a type without a {doc['region']} price there: {fallback['source']}")
     lines.append(f"fixed prices: {fixed['region']} list prices read {fixed['date']}, control-plane rate as of "
                  f"{fixed['asOf']}")
     if doc["priceRegion"] != doc["region"]:
-        lines.append(f"prices are {doc['priceRegion']}'s, not {doc['region']}'s: the shipped table has no "
+        lines.append(f"prices are {doc['priceRegion']}'s, not {doc['region']}'s: the shipped tables have no "
                      f"{doc['region']} prices; --live fetches {doc['region']}'s current ones")
     return lines
 
@@ -40,7 +47,9 @@ def _range(r: Mapping[str, float] | None, places: int = 2) -> str:
 
 def _cheapest(p: Mapping[str, Any]) -> str:
     c = p.get("cheapest")
-    return f"{c['type']} {_usd(c['hourly'], 4)}/h" if c else "n/a"
+    if not c:
+        return "n/a"
+    return f"{c['type']} {_usd(c['hourly'], 4)}/h" + (" (us-east-1's price)" if c.get("fallback") else "")
 
 
 def _limit(p: Mapping[str, Any]) -> str:

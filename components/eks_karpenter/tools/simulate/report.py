@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eks_karpenter.catalogue import Catalogue
+from eks_karpenter.catalogue.prices import RegionPrices, region_prices
 from eks_karpenter.tools.simulate.schedule import FixedResult, KarpenterResult, Unschedulable
 from eks_karpenter.tools.simulate.workload import Workload
 
@@ -44,13 +45,30 @@ def _unschedulable(items: tuple[Unschedulable, ...]) -> list[dict[str, Any]]:
     return [{"deployment": u.deployment, "pods": u.pods, "reason": u.reason, "pools": dict(u.pools)} for u in items]
 
 
+def _prices(sim: Simulation) -> RegionPrices:
+    """The prices the simulation's catalogue carries: the stack's region's (`priced_catalogue`), else those of the
+    catalogue's own region."""
+    found = region_prices(sim.region)
+    return found if found.price_region == sim.catalogue.price_region else region_prices(sim.catalogue.price_region)
+
+
+def _fallbacks(sim: Simulation) -> list[str]:
+    """The types this simulation launched at us-east-1's price for want of one in the stack's region."""
+    prices = _prices(sim)
+    launched = {n.type.name for p in sim.karpenter.pools for n in p.nodes} | {sim.fixed.type.name}
+    return prices.fallbacks(launched)
+
+
 def _notes(sim: Simulation) -> list[str]:
-    cat = sim.catalogue
-    notes = [f"prices are the on-demand ceiling: {cat.provenance()}"]
-    if sim.region != cat.price_region:
-        notes.append(f"prices are {cat.price_region}'s, not {sim.region}'s: the shipped table has no {sim.region} "
-                     f"prices (on-demand often differs by region); `cost --stack {sim.stack} --live` gives "
-                     f"{sim.region}'s current prices")
+    cat, prices = sim.catalogue, _prices(sim)
+    notes = [f"prices are the on-demand ceiling: {prices.provenance(cat)}"]
+    if prices.price_region != sim.region:
+        why = "" if region_prices(sim.region).has_table else f": the shipped tables have no {sim.region} prices"
+        notes.append(f"prices are {prices.price_region}'s, not {sim.region}'s{why} (on-demand often differs by "
+                     f"region); `cost --stack {sim.stack} --live` gives {sim.region}'s current prices")
+    if fallbacks := _fallbacks(sim):
+        notes.append(f"launched at {prices.fallback_source} for want of a {sim.region} price in {prices.label}: "
+                     f"{', '.join(fallbacks)}")
     unpriced = {p.pool.name: p.pool.unpriced for p in sim.karpenter.pools if p.pool.unpriced}
     for name, count in unpriced.items():
         notes.append(f"pool {name}: {count} admitted types have no catalogue price and are never chosen")
@@ -81,9 +99,10 @@ def to_data(sim: Simulation) -> dict[str, Any]:
             "hourly": _money(p.hourly), "monthly": _money(p.hourly * HOURS_PER_MONTH, 2),
         })
     fixed_each = f.type.on_demand_hourly or 0.0
+    prices = _prices(sim)
     return {
-        "stack": sim.stack, "region": sim.region, "priceRegion": cat.price_region, "priceSource": cat.source,
-        "priceDate": cat.price_date, "priceKind": "on-demand", "currency": cat.currency,
+        "stack": sim.stack, "region": sim.region, "priceRegion": prices.price_region, "priceSource": prices.source,
+        "priceDate": prices.date, "priceFallback": _fallbacks(sim), "priceKind": "on-demand", "currency": cat.currency,
         "hoursPerMonth": HOURS_PER_MONTH, "heuristic": HEURISTIC,
         "workload": {"file": sim.workload_file, "deployments": len(sim.workload.deployments),
                      "pods": sim.workload.pods, "daemonSets": [d.name for d in sim.workload.daemon_sets]},
