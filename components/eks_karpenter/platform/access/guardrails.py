@@ -62,7 +62,7 @@ class PlatformNodeAccess:
     security_group_ids: tuple[str, ...]
     """Node security groups by id (`cluster.nodeSecurityGroupIds`), besides the discovery tag."""
     node_classes: tuple[str, ...]
-    """The platform's own EC2NodeClass names, which a team's pools may use."""
+    """The platform's own EC2NodeClass names, which a team's pools may use (but for `private_node_classes`)."""
     subnet_ids: tuple[str, ...] = ()
     """Subnets by id, besides the discovery tag: an adopted VPC's, which the stack leaves untagged."""
     pool_weights: tuple[int | None, ...] = ()
@@ -75,7 +75,8 @@ class PlatformNodeAccess:
     """The AMI aliases a team's class may use: the platform's (its classes' and the library's pin), so a team
     cannot go back to an older release or another family."""
     private_node_classes: tuple[str, ...] = ()
-    """The platform's classes no team pool may use (`private_classes`), besides `node_classes`."""
+    """Those of `node_classes` no team pool may use (`private_classes`): they hold the platform's capacity
+    reservations or placement groups."""
     taint_keys: tuple[str, ...] = ()
     """Taint keys that keep team pods off the platform's nodes (`platform_taint_keys`): no team pod tolerates
     them."""
@@ -145,7 +146,7 @@ def _owns(var: str, team: str, platform: PlatformNodeAccess) -> str:
     """CEL: the object in `var` is the team's: named `<team>-...`, or labelled for the team under a name that is
     neither inside another pool team's prefix nor one of the platform's own pools or classes."""
     others = [f"{t}-" for t in platform.pool_teams if t != team]
-    taken = [*platform.node_pools, *dict.fromkeys([*platform.node_classes, *platform.private_node_classes])]
+    taken = [*platform.node_pools, *platform.node_classes]
     name = f"{var}.metadata.name"
     return (f"({name}.startsWith({_lit(team + '-')}) || (has({var}.metadata.labels) && "
             f"{_lit(TEAM_LABEL)} in {var}.metadata.labels && {var}.metadata.labels[{_lit(TEAM_LABEL)}] == "
