@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eks_karpenter.platform.access.admission import Decision
 from eks_karpenter.platform.access.guardrails import (
     TEAM_LABEL,
     PlatformNodeAccess,
@@ -23,7 +24,7 @@ from eks_karpenter.platform.nodepool.config import NodePoolConfig
 
 from tests.platform.access.test_tenancy import BATCH, PLATFORM, TEAM, TEAM_TAINT, _pod, node_class, node_pool
 from tests.support import plan_config, plan_stack, stack_config
-from tests.support.admission import Decision, admit
+from tests.support.admission import admit
 
 # The prod stack's pools: `critical` is tainted for whom it is for, `arm64` for what its nodes are.
 POOLS = [NodePoolConfig.model_validate(p) for p in (
@@ -38,7 +39,7 @@ WEB_NODE = "ip-10-20-33-7.eu-west-1.compute.internal"
 
 def _in_team(pod: dict[str, Any], operation: str = "CREATE", old: dict[str, Any] | None = None,
              policy: dict[str, Any] = WORKLOADS) -> Decision:
-    decision = admit(policy, operation, ["system:serviceaccount:kube-system:replicaset-controller"], pod, old,
+    decision: Decision = admit(policy, operation, ["system:serviceaccount:kube-system:replicaset-controller"], pod, old,
                      resource="pods", namespace="batch")
     assert decision.matched
     return decision
@@ -193,7 +194,7 @@ POLICY = team_policy(TEAM, PlatformNodeAccess(**{
 
 
 def _denied(obj: dict[str, Any]) -> list[str]:
-    decision = admit(POLICY, "CREATE", BATCH, obj)
+    decision: Decision = admit(POLICY, "CREATE", BATCH, obj)
     assert decision.matched
     return decision.denied
 
