@@ -14,6 +14,8 @@ DISCOVERY_KEY = "karpenter.sh/discovery"
 INTERNAL_ELB_KEY = "kubernetes.io/role/internal-elb"
 ELB_KEY = "kubernetes.io/role/elb"
 CLUSTER_TAG_KEY = "eks-karpenter/cluster"
+NAME_KEY = "Name"
+"""The name EC2 and the console show; the platform names its own resources (and Karpenter its nodes) by it."""
 
 # Keys users may not set through `tags`: they drive discovery and ownership, and a stray copy on the wrong
 # resource breaks Karpenter or the AWS Load Balancer Controller.
@@ -68,4 +70,4 @@ def public_subnet_tags() -> dict[str, str]:
 
 
 def name_tag(tags: Mapping[str, str], name: str) -> dict[str, str]:
-    return {**tags, "Name": name}
+    return {**tags, NAME_KEY: name}

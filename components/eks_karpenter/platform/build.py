@@ -30,11 +30,18 @@ from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.labels import INSTANCE_FAMILY, INSTANCE_TYPE
 from eks_karpenter.platform.access import Access, access_entries
-from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, team_policies, with_bindings
+from eks_karpenter.platform.access.guardrails import (
+    PlatformNodeAccess,
+    platform_kms_keys,
+    platform_taint_keys,
+    private_classes,
+    team_policies,
+    with_bindings,
+)
 from eks_karpenter.platform.access.plan import preview_rbac
 from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup, release_owner
 from eks_karpenter.platform.cluster import Cluster
-from eks_karpenter.platform.cluster.plan import addon_versions, control_plane_log_group
+from eks_karpenter.platform.cluster.plan import CRITICAL_ADDONS_TAINT, addon_versions, control_plane_log_group
 from eks_karpenter.platform.cluster.rules import endpoint_warnings, instance_type_warnings, version_warnings
 from eks_karpenter.platform.cluster_access import ClusterAccess, aws_cli_missing
 from eks_karpenter.platform.iam import KarpenterIam, NodeRole
@@ -324,6 +331,9 @@ def _team_policies(st: _Stack, node_role_name: str) -> dict[str, list[dict[str, 
         node_pools=tuple(p.name for p in cfg.node_pools),
         pool_teams=tuple(t.name for t in cfg.access.teams if t.node_pools),
         ami_aliases=tuple(sorted({versions.AMI_ALIAS, *filter(None, (c.alias for c in cfg.node_classes))})),
+        private_node_classes=private_classes(cfg.node_classes),
+        taint_keys=platform_taint_keys([CRITICAL_ADDONS_TAINT.key], cfg.node_pools),
+        kms_key_ids=platform_kms_keys(cfg.node_classes), stack_tags=st.tags,
         subnet_ids=tuple(sorted((cfg.network.private_subnet_ids or {}).values()))
         if cfg.network.adopting and not cfg.network.write_discovery_tags else ()))
 

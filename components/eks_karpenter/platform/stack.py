@@ -442,7 +442,8 @@ def _access_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
     issues += team_prefix_issues(cfg.access.teams, c.at("access"))
     if c.ok("cluster", "node_classes"):
         issues += tenant_imds_issues(
-            cfg.access.teams, [g.http_put_response_hop_limit for g in cfg.cluster.spot_node_groups],
+            cfg.access.teams, cfg.cluster.system_node_group.http_put_response_hop_limit,
+            [g.http_put_response_hop_limit for g in cfg.cluster.spot_node_groups],
             [k.metadata_options.http_put_response_hop_limit for k in cfg.node_classes], c.at("cluster"),
             c.at("nodeClasses"))
     if c.ok("node_pools", "node_classes"):

@@ -353,13 +353,18 @@ def test_a_teams_level_and_the_audit_step(level: str, mode: str, expected: dict[
             if k.startswith(POD_SECURITY) and not k.endswith("-version")} == expected
 
 
-def test_a_namespace_shared_at_two_levels_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("level", ["baseline", "privileged"])
+def test_a_namespace_under_two_teams_is_refused(level: str, tmp_path: Path) -> None:
+    # Each team would hold the other's rights there, and pods could tolerate neither team's taint.
     config = stack_config("dev")
     teams = config["eks-karpenter:access"]["teams"]
-    teams.append({"name": "reports", "namespaces": ["batch"], "podSecurity": "privileged",
+    teams.append({"name": "reports", "namespaces": ["reports", "batch"], "podSecurity": level,
                   "principalArns": ["arn:aws:iam::123456789012:role/team-reports-deploy"]})
-    message = str(plan_config(config, tmp_path).error)
-    assert "eks-karpenter:access.teams[1].podSecurity" in message and "one level" in message, message
+    result = plan_config(config, tmp_path)
+    message = str(result.error)
+    assert "eks-karpenter:access.teams[1].namespaces[1]" in message, message
+    assert "already team batch's (at teams[0].namespaces[0])" in message, message
+    assert not result.document.resources
 
 
 def test_the_diff_names_namespaces_whose_enforcement_changes(tmp_path: Path) -> None:
@@ -460,7 +465,7 @@ def test_the_preview_reads_every_cluster_scoped_kind_the_plan_manages() -> None:
 def _workload_policy() -> dict[str, Any]:
     from eks_karpenter.platform.access.guardrails import team_workload_policy
 
-    return team_workload_policy(TEAM)
+    return team_workload_policy(TEAM, PLATFORM)
 
 
 def _in_team(obj: dict[str, Any], kind: str) -> Any:

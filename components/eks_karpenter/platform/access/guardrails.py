@@ -12,8 +12,12 @@ holds it to:
   cluster's node security group ids) and subnets (the discovery tag), no public IP, and instance metadata kept
   IMDSv2-only with hop limit 1 (so pods cannot take the node role's credentials);
 - EC2NodeClasses without the fields that change a node's networking or reach what is not the team's: the
-  kubelet's `clusterDNS`, capacity reservations (the platform's prepaid capacity), EBS snapshots as volumes;
-- NodePools on its own classes or the platform's, with `limits.cpu` and `limits.memory` set and within the
+  kubelet's `clusterDNS`, capacity reservations (the platform's prepaid capacity), placement groups, extra IPv4
+  prefixes or network interfaces (the subnets' addresses are shared), EBS snapshots as volumes, a KMS key the
+  platform's classes do not use; and no tag the platform sets (reserved prefixes, `Name`, the stack's tags with
+  another value);
+- NodePools on its own classes or the platform's (but for those holding capacity reservations or a placement
+  group), with `limits.cpu` and `limits.memory` set and within the
   team's ceiling (per pool: admission sees one object, so the total over a team's pools is not bounded here);
 - NodePools that only the team's pods land on: the template carries the team's label and `NoSchedule` taint
   (`eks-karpenter/team=<team>`), sets no label in the domains Kubernetes, EKS, Karpenter and the platform
@@ -26,14 +30,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from eks_karpenter import tags
 from eks_karpenter.config.errors import Issue, KeyPath
-from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP, SYSTEM_NODE_LABEL
+from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP, NODEGROUP_LABEL, SYSTEM_NODE_LABEL, WELL_KNOWN_KEYS
 from eks_karpenter.platform.access.config import Team
 from eks_karpenter.platform.access.plan import team_group
+from eks_karpenter.platform.nodepool.class_config import NodeClassConfig
+from eks_karpenter.platform.nodepool.config import NodePoolConfig
 
 TEAM_LABEL = "eks-karpenter/team"
 """Label that marks a NodePool or EC2NodeClass as a team's when its name lacks the team's prefix; on a team pool's
@@ -56,7 +62,7 @@ class PlatformNodeAccess:
     security_group_ids: tuple[str, ...]
     """Node security groups by id (`cluster.nodeSecurityGroupIds`), besides the discovery tag."""
     node_classes: tuple[str, ...]
-    """The platform's own EC2NodeClass names, which a team's pools may use."""
+    """The platform's own EC2NodeClass names, which a team's pools may use (but for `private_node_classes`)."""
     subnet_ids: tuple[str, ...] = ()
     """Subnets by id, besides the discovery tag: an adopted VPC's, which the stack leaves untagged."""
     pool_weights: tuple[int | None, ...] = ()
@@ -68,11 +74,45 @@ class PlatformNodeAccess:
     ami_aliases: tuple[str, ...] = ()
     """The AMI aliases a team's class may use: the platform's (its classes' and the library's pin), so a team
     cannot go back to an older release or another family."""
+    private_node_classes: tuple[str, ...] = ()
+    """Those of `node_classes` no team pool may use (`private_classes`): they hold the platform's capacity
+    reservations or placement groups."""
+    taint_keys: tuple[str, ...] = ()
+    """Taint keys that keep team pods off the platform's nodes (`platform_taint_keys`): no team pod tolerates
+    them."""
+    kms_key_ids: tuple[str, ...] = ()
+    """The KMS keys the platform's classes encrypt volumes with: the only ones a team's class may name."""
+    stack_tags: Mapping[str, str] = field(default_factory=dict)
+    """The stack-wide tags: a team's class may repeat them, not give them another value."""
 
     @property
     def team_weight_ceiling(self) -> int:
         """The highest `weight` a team pool may set: no higher than any platform pool's (0: it sets none)."""
         return min((w or 0 for w in self.pool_weights), default=0)
+
+
+def private_classes(classes: Sequence[NodeClassConfig]) -> tuple[str, ...]:
+    """The platform's classes that hold capacity reservations or a placement group: the platform's prepaid or
+    placed capacity. A team pool on such a class would launch into it (Karpenter prefers reserved capacity where
+    a pool allows it), so these are left out of the classes teams may use rather than policing each pool's
+    capacity types."""
+    return tuple(c.name for c in classes
+                 if c.capacity_reservation_selector_terms or c.placement_group_selector is not None)
+
+
+def platform_taint_keys(system_group: Sequence[str], pools: Sequence[NodePoolConfig]) -> tuple[str, ...]:
+    """The taint keys no team pod may tolerate: the system node group's (`system_group`) and the platform pools'
+    that say whom the nodes are for. A taint keyed by a well-known node label (`kubernetes.io/arch` on an arm64
+    pool) says what the nodes are, not whom they are for, so tolerating it is left to every pod. The spot node
+    groups' taints are left out too: those groups are for teams' workloads."""
+    keys = [*system_group, *(t.key for p in pools for t in p.taints if t.key not in WELL_KNOWN_KEYS)]
+    return tuple(dict.fromkeys(keys))
+
+
+def platform_kms_keys(classes: Sequence[NodeClassConfig]) -> tuple[str, ...]:
+    """The KMS keys the platform's classes encrypt their volumes with."""
+    keys = (m.ebs.kms_key_id for c in classes for m in c.block_device_mappings or () if m.ebs is not None)
+    return tuple(sorted({k for k in keys if k}))
 
 
 VAP_MINOR = (1, 30)
@@ -196,6 +236,27 @@ def _class_validations(name: str, platform: PlatformNodeAccess) -> list[dict[str
                     "DNS)", "reason": "Forbidden"},
         {"expression": "!variables.isClass || !has(object.spec.capacityReservationSelectorTerms)",
          "message": f"team {name}: capacity reservations are the platform's", "reason": "Forbidden"},
+        {"expression": "!variables.isClass || !has(object.spec.placementGroupSelector)",
+         "message": f"team {name}: placement groups are the platform's (another team's group, or capacity it "
+                    "placed)", "reason": "Forbidden"},
+        {"expression": "!variables.isClass || (!has(object.spec.ipPrefixCount) && "
+                       "!has(object.spec.networkInterfaces))",
+         "message": f"team {name}: nodes keep the platform's networking (no ipPrefixCount or networkInterfaces: "
+                    "extra prefixes and interfaces take the subnets' addresses every pool shares)",
+         "reason": "Forbidden"},
+        {"expression": "!variables.isClass || !has(object.spec.blockDeviceMappings) || "
+                       "object.spec.blockDeviceMappings.all(m, !has(m.ebs) || !has(m.ebs.kmsKeyID) || "
+                       f"m.ebs.kmsKeyID in {_lit(list(platform.kms_key_ids))})",
+         "message": f"team {name}: volumes are encrypted with the account's EBS key or one the platform's classes "
+                    f"use ({', '.join(platform.kms_key_ids) or 'none'})", "reason": "Forbidden"},
+        {"expression": "!variables.isClass || !has(object.spec.tags) || object.spec.tags.all(k, "
+                       f"k != {_lit(tags.NAME_KEY)} && !{_lit(list(tags.RESERVED_PREFIXES))}.exists(p, "
+                       f"k.startsWith(p)) && (!(k in {_lit(dict(platform.stack_tags))}) || "
+                       f"object.spec.tags[k] == {_lit(dict(platform.stack_tags))}[k]))",
+         "message": f"team {name}: a node class sets no tag the platform sets ({tags.NAME_KEY}, keys starting "
+                    f"{', '.join(tags.RESERVED_PREFIXES)}) and the stack's tags only with their values ("
+                    + (", ".join(f"{k}={v}" for k, v in sorted(platform.stack_tags.items())) or "none")
+                    + "): they drive ownership, discovery, cost and the termination handler", "reason": "Forbidden"},
         {"expression": "!variables.isClass || !has(object.spec.blockDeviceMappings) || "
                        "object.spec.blockDeviceMappings.all(m, !has(m.ebs) || !has(m.ebs.snapshotID))",
          "message": f"team {name}: volumes start empty, not from an EBS snapshot", "reason": "Forbidden"},
@@ -229,7 +290,8 @@ def _platform_label(var: str) -> str:
 def _pool_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str, str]]:
     """A team's NodePool uses the team's or the platform's node classes, caps cpu and memory under the team's
     ceiling, and only takes the team's pods: the team's label and taint, no reserved label, no higher weight."""
-    name, ceiling, classes = team.name, team.node_pool_limits, list(platform.node_classes)
+    name, ceiling = team.name, team.node_pool_limits
+    classes = [c for c in platform.node_classes if c not in platform.private_node_classes]
     template = "object.spec.template"
     labels = f"{template}.metadata.labels"
     has_labels = f"has({template}.metadata) && has({labels})"
@@ -261,7 +323,10 @@ def _pool_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str
         {"expression": "!variables.isPool || object.spec.template.spec.nodeClassRef.name.startsWith("
                        f"{_lit(name + '-')}) || object.spec.template.spec.nodeClassRef.name in {_lit(classes)}",
          "message": f"team {name}: a NodePool may use the team's own node classes ('{name}-...') or the "
-                    f"platform's ({', '.join(classes) or 'none'})", "reason": "Forbidden"},
+                    f"platform's ({', '.join(classes) or 'none'})"
+                    + (f"; not {', '.join(platform.private_node_classes)}: they hold the platform's capacity "
+                       "reservations or placement group" if platform.private_node_classes else ""),
+         "reason": "Forbidden"},
         {"expression": "!variables.isPool || (has(object.spec.limits) && 'cpu' in object.spec.limits && "
                        "'memory' in object.spec.limits && "
                        f"!quantity(string(object.spec.limits['cpu'])).isGreaterThan(quantity({_lit(ceiling.cpu)}))"
@@ -290,15 +355,39 @@ def workload_policy_name(team: str) -> str:
     return f"eks-karpenter-team-{team}-workloads"
 
 
-def team_workload_policy(team: Team) -> dict[str, Any]:
+KARPENTER_TAINT_PREFIX = f"{KARPENTER_GROUP}/"
+"""Karpenter's own taints (`karpenter.sh/disrupted` on nodes it drains, `karpenter.sh/unregistered` on new ones):
+a pod tolerating them lands on nodes being taken away, or before they are ready."""
+
+NODE_SELECTING_LABELS = (SYSTEM_NODE_LABEL, NODEGROUP_LABEL)
+"""Node labels team pods may not select by (node selector or node affinity): the system nodes' label, and the
+managed node groups' name, the system group among them (select a spot group by its own labels)."""
+
+
+def team_workload_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, Any]:
     """The ValidatingAdmissionPolicy on the Pods and Services of a team's namespaces, whoever creates them (the
     team, or a controller acting for its Deployment): no Service `externalIPs` (kube-proxy would send other
     teams' traffic for those addresses to the team's pods), no critical priority class (preemption of the
     platform's and other teams' pods), no toleration without a key (it tolerates every taint: the system nodes,
-    other teams' pools) or of another team's taint, and no node selector on the system nodes' label."""
+    other teams' pools), of another team's taint, of the platform's node taints (`platform.taint_keys`) or of
+    Karpenter's; no node selector or node affinity on the system nodes' label or a managed group's name; no
+    `nodeName` at creation (it skips the scheduler, so every `NoSchedule` taint); no required pod anti-affinity
+    on other namespaces' pods (it keeps every matching pod off the topology domain: the whole cluster for an
+    empty selector on `kubernetes.io/os`); no in-tree EBS volume (CSI migration attaches any volume by id)."""
     name = team.name
     pod = "variables.isPod"
     tolerations = "object.spec.tolerations"
+    selecting = _lit(list(NODE_SELECTING_LABELS))
+    affinity = "object.spec.affinity"
+    anti = f"{affinity}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    required = f"{affinity}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    preferred = f"{affinity}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+    has_node_affinity = f"has({affinity}) && has({affinity}.nodeAffinity)"
+
+    def term_ok(term: str) -> str:
+        return (f"(!has({term}.matchExpressions) || {term}.matchExpressions.all(e, !(e.key in {selecting}))) && "
+                f"(!has({term}.matchFields) || {term}.matchFields.all(e, !(e.key in {selecting})))")
+
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
@@ -327,9 +416,44 @@ def team_workload_policy(team: Team) -> dict[str, Any]:
                  "message": f"team {name}: every toleration names a taint key, and the team taint only with its own "
                             f"value ({TEAM_LABEL}={name}): a keyless toleration lands on every node, another "
                             "team's on its pool", "reason": "Forbidden"},
+                # The node condition taints (node.kubernetes.io/*) stay tolerable: the DaemonSet controller adds
+                # not-ready, unreachable, disk-, memory- and pid-pressure, unschedulable (and network-unavailable
+                # on the host network) to every DaemonSet pod, and DefaultTolerationSeconds adds not-ready and
+                # unreachable to every pod. A cordoned node still carries its pool's taints, so tolerating
+                # `unschedulable` reaches only nodes the pod could use anyway, and team DaemonSets keep working.
+                {"expression": f"!{pod} || !has({tolerations}) || {tolerations}.all(t, !has(t.key) || "
+                               f"!(t.key in {_lit(list(platform.taint_keys))} || "
+                               f"t.key.startsWith({_lit(KARPENTER_TAINT_PREFIX)})))",
+                 "message": f"team {name}: pods may not tolerate the platform's node taints ("
+                            + ", ".join([*platform.taint_keys, KARPENTER_TAINT_PREFIX + '*'])
+                            + "): they keep workloads off the system nodes, the platform's own pools and nodes "
+                            "Karpenter is taking away", "reason": "Forbidden"},
                 {"expression": f"!{pod} || !has(object.spec.nodeSelector) || "
-                               f"!({_lit(SYSTEM_NODE_LABEL)} in object.spec.nodeSelector)",
-                 "message": f"team {name}: pods may not select the system nodes ({SYSTEM_NODE_LABEL})",
+                               f"!{selecting}.exists(k, k in object.spec.nodeSelector)",
+                 "message": f"team {name}: pods may not select nodes by {' or '.join(NODE_SELECTING_LABELS)} (the "
+                            "system nodes, the platform's node groups)", "reason": "Forbidden"},
+                *({"expression": f"!{pod} || !({has_node_affinity} && has({field})) || {terms}.all({each})",
+                   "message": f"team {name}: a pod's node affinity may not name {' or '.join(NODE_SELECTING_LABELS)}"
+                              " (the system nodes, the platform's node groups)", "reason": "Forbidden"}
+                  for field, terms, each in ((required, f"{required}.nodeSelectorTerms", f"t, {term_ok('t')}"),
+                                             (preferred, preferred, f"p, {term_ok('p.preference')}"))),
+                {"expression": f"!{pod} || request.operation != 'CREATE' || !has(object.spec.nodeName) || "
+                               "object.spec.nodeName == ''",
+                 "message": f"team {name}: pods may not set spec.nodeName: it skips the scheduler, so every "
+                            "NoSchedule taint (the system nodes', other teams' pools)", "reason": "Forbidden"},
+                # Required pod affinity is left alone: the scheduler holds existing pods' required anti-affinity
+                # against new pods, never their affinity, so affinity constrains only the pod that sets it.
+                {"expression": f"!{pod} || !has({affinity}) || !has({affinity}.podAntiAffinity) || !has({anti}) "
+                               f"|| {anti}.all(t, !has(t.namespaceSelector) && (!has(t.namespaces) || "
+                               f"t.namespaces.all(n, n in {_lit(sorted(team.namespaces))})))",
+                 "message": f"team {name}: required pod anti-affinity names only the team's namespaces ("
+                            f"{', '.join(sorted(team.namespaces))}; no namespaceSelector): the scheduler keeps "
+                            "every pod it matches off the topology domain, other teams' and the platform's too",
+                 "reason": "Forbidden"},
+                {"expression": f"!{pod} || !has(object.spec.volumes) || "
+                               "object.spec.volumes.all(v, !has(v.awsElasticBlockStore))",
+                 "message": f"team {name}: pods mount no in-tree awsElasticBlockStore volume (the EBS CSI driver "
+                            "would attach any volume by its id, another team's too): use a PersistentVolumeClaim",
                  "reason": "Forbidden"},
             ],
         },
@@ -350,7 +474,8 @@ def team_policies(teams: Sequence[Team], platform: PlatformNodeAccess) -> dict[s
     """Each team's ValidatingAdmissionPolicies: its pool policy when it has `nodePools: true`, then its workload
     policy. The platform applies them (`team_guardrails`) and exports them (`teamPolicies`), so a consumer stack
     evaluates at plan time the very policies the cluster holds (`consumer.consumer_admission`)."""
-    return {t.name: [*([team_policy(t, platform)] if t.node_pools else []), team_workload_policy(t)] for t in teams}
+    return {t.name: [*([team_policy(t, platform)] if t.node_pools else []),
+                     team_workload_policy(t, platform)] for t in teams}
 
 
 def team_guardrails(teams: Sequence[Team], platform: PlatformNodeAccess) -> list[tuple[dict[str, Any], dict[str, Any]]]:

@@ -110,15 +110,17 @@ def validate_access(cfg: AccessConfig, at: KeyPath, region: str) -> list[Issue]:
     for i, arn in enumerate(cfg.cluster_admins):
         principal(arn, at + ("clusterAdmins", i))
     names: set[str] = set()
-    levels: dict[str, Team] = {}
+    owners: dict[str, tuple[int, int]] = {}
     for t, team in enumerate(cfg.teams):
         here = at + ("teams", t)
-        for namespace in team.namespaces:
-            other = levels.setdefault(namespace, team)
-            if other.pod_security != team.pod_security:
-                issues.append(Issue(here + ("podSecurity",), f"namespace {namespace!r} is also team {other.name}'s, "
-                                    f"at podSecurity {other.pod_security}: a namespace has one level; give both "
-                                    "teams the same, or each its own namespace", team.pod_security))
+        for n, namespace in enumerate(team.namespaces):
+            first, index = owners.setdefault(namespace, (t, n))
+            if first != t:
+                # Each team would get its rights (Secrets, exec) in the other's namespace, and both teams'
+                # workload policies would hold its pods, which could then tolerate neither team's taint.
+                issues.append(Issue(here + ("namespaces", n), f"already team {cfg.teams[first].name}'s (at "
+                                    f"teams[{first}].namespaces[{index}]): a namespace belongs to one team; give "
+                                    "each team its own, or make them one team", namespace))
         if team.name in names:
             issues.append(Issue(here + ("name",), "team listed twice", team.name))
         names.add(team.name)
@@ -146,18 +148,25 @@ def team_prefix_issues(teams: Sequence[Team], at: KeyPath) -> list[Issue]:
             for t, team in enumerate(teams) for other in teams if team.name.startswith(other.name + "-")]
 
 
-def tenant_imds_issues(teams: Sequence[Team], spot_hop_limits: Sequence[int], class_hop_limits: Sequence[int],
-                       at_cluster: KeyPath, at_classes: KeyPath) -> list[Issue]:
-    """With teams on the cluster, an IMDS hop limit above 1 on nodes a team's pods can land on hands any such pod
-    the node role's credentials (and, through them, the kubelet's identity): refuse it on the spot node groups
-    (`spot_hop_limits`, in order) and on the platform's node classes (`class_hop_limits`), which team pools may
-    use."""
+def tenant_imds_issues(teams: Sequence[Team], system_hop_limit: int, spot_hop_limits: Sequence[int],
+                       class_hop_limits: Sequence[int], at_cluster: KeyPath, at_classes: KeyPath) -> list[Issue]:
+    """With teams on the cluster, an IMDS hop limit above 1 on nodes a team's pods can reach hands any such pod
+    the node role's credentials (and, through them, the kubelet's identity): refuse it on the system node group
+    (`system_hop_limit`: its taint keeps team pods off, but one slip in that guard would then hand over the nodes
+    the Karpenter controller runs on), on the spot node groups (`spot_hop_limits`, in order) and on the
+    platform's node classes (`class_hop_limits`), which team pools may use."""
     if not teams:
         return []
     why = ("a team's pods can land on these nodes, and above 1 any pod (not only a host-network one) reaches IMDS "
            "and the node role's credentials: set 1 (add-ons that need IMDS run on the host network)")
-    issues = [Issue(at_cluster + ("spotNodeGroups", i, "httpPutResponseHopLimit"), why, limit)
-              for i, limit in enumerate(spot_hop_limits) if limit > 1]
+    issues = []
+    if system_hop_limit > 1:
+        issues.append(Issue(at_cluster + ("systemNodeGroup", "httpPutResponseHopLimit"),
+                            "with teams on the cluster, above 1 any pod that reaches these nodes (the Karpenter "
+                            "controller's) takes the node role's credentials and the kubelet's identity: set 1 "
+                            "(add-ons that need IMDS run on the host network)", system_hop_limit))
+    issues += [Issue(at_cluster + ("spotNodeGroups", i, "httpPutResponseHopLimit"), why, limit)
+               for i, limit in enumerate(spot_hop_limits) if limit > 1]
     issues += [Issue(at_classes + (i, "metadataOptions", "httpPutResponseHopLimit"), why, limit)
                for i, limit in enumerate(class_hop_limits) if limit > 1]
     return issues
