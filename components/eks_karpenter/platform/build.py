@@ -22,9 +22,6 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags, versions
-from eks_karpenter.catalogue import admitted_for
-from eks_karpenter.catalogue.model import vcpu_hour_prices
-from eks_karpenter.catalogue.prices import region_prices
 from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.config.running import locate_stack_file
@@ -76,7 +73,7 @@ from eks_karpenter.platform.nodepool.windows import render_windows
 from eks_karpenter.platform.nth import NodeTerminationHandler
 from eks_karpenter.platform.observability.alerts import queue_alarms
 from eks_karpenter.platform.observability.component import Observability
-from eks_karpenter.platform.observability.dashboard import PoolPrice, pool_price
+from eks_karpenter.platform.observability.dashboard import pool_prices
 from eks_karpenter.platform.observability.monitors import (
     OPERATOR_GROUP,
     karpenter_monitor_values,
@@ -94,7 +91,6 @@ from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.stack_cluster import StackCluster
 from eks_karpenter.platform.taken_names import Adopted, check_taken_names
 from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
-from eks_karpenter.quantities import cpu_millis
 
 
 def today() -> date:
@@ -540,7 +536,7 @@ def _observability(st: _Stack, cluster: Cluster, karpenter: Karpenter, private_s
     cfg = st.cfg
     Observability("observability", {
         "config": cfg.observability, "namespace": cfg.karpenter.namespace, "clusterName": st.name,
-        "poolPrices": pool_prices(cfg, pool_manifests, class_manifests),
+        "poolPrices": pool_prices(cfg.node_pools, cfg.region, pool_manifests, class_manifests),
         "region": cfg.region, "subnetIds": private_subnets,
         "securityGroupIds": [cluster.cluster_security_group_id], "tags": st.tags,
         "nthNamespace": cfg.node_termination_handler.namespace if cfg.node_termination_handler.enabled else None,
@@ -594,15 +590,3 @@ def with_node_security_groups(node_class: NodeClassConfig, cluster_name: str, gr
     have = {t.id for t in terms}
     terms += [SecurityGroupSelectorTerm(id=sg) for sg in group_ids if sg not in have]
     return node_class.model_copy(update={"security_group_selector_terms": terms})
-
-
-def pool_prices(cfg: StackConfig, pool_manifests: dict[str, dict[str, Any]],
-                class_manifests: dict[str, dict[str, Any]]) -> dict[str, PoolPrice | None]:
-    """Each pool's on-demand vCPU-hour price in the stack's region (catalogue/prices.py), cpu limit: the dashboard's."""
-    out: dict[str, PoolPrice | None] = {}
-    for pool in cfg.node_pools:
-        admission = admitted_for(pool_manifests[pool.name], class_manifests.get(pool.node_class))
-        limit = cpu_millis(cpu) / 1000 if (cpu := pool.limits.get("cpu")) is not None else None
-        hourly = vcpu_hour_prices(admission.types, lambda t: region_prices(cfg.region).price(t.name))
-        out[pool.name] = pool_price(hourly, limit)
-    return out

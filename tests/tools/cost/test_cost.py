@@ -419,13 +419,13 @@ def test_the_dashboard_and_the_cost_report_agree_on_each_pools_vcpu_price(stack:
     $/vCPU-h and priced-type count for a pool are the cost report's, for every pool of the stack, from the planned
     manifests."""
     from eks_karpenter.catalogue import ami_family_of
-    from eks_karpenter.platform.build import pool_prices
+    from eks_karpenter.platform.observability.dashboard import pool_prices
     from eks_karpenter.tools.cost.estimate import PoolSpec, pool_figures
 
     doc, cfg = plan_stack(stack), config_of(stack)
     pools = {str(r.inputs["metadata"]["name"]): dict(r.inputs) for r in doc.by_type(NODE_POOL_TYPE)}
     classes = {str(r.inputs["metadata"]["name"]): dict(r.inputs) for r in doc.by_type(NODE_CLASS_TYPE)}
-    dashboard = pool_prices(cfg, pools, classes)
+    dashboard = pool_prices(cfg.node_pools, cfg.region, pools, classes)
     report = estimate(inputs_from_config(cfg), AS_OF)["pools"]
     assert len(pools) >= (3 if stack == "prod" else 1) and {p["name"] for p in report} == set(pools) == set(dashboard)
     for figures in report:

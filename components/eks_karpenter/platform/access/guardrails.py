@@ -231,6 +231,15 @@ def _class_validations(name: str, platform: PlatformNodeAccess) -> list[dict[str
         {"expression": "!variables.isClass || !has(object.spec.associatePublicIPAddress) || "
                        "!object.spec.associatePublicIPAddress",
          "message": f"team {name}: nodes get no public IP address", "reason": "Forbidden"},
+        *_class_field_validations(name, platform),
+    ]
+
+
+def _class_field_validations(name: str, platform: PlatformNodeAccess) -> list[dict[str, str]]:
+    """The fields of a team's EC2NodeClass that reach past its own nodes: the kubelet's DNS, the platform's
+    reservations and placement, the subnets' shared addresses, keys, tags the platform sets, snapshots, and
+    instance metadata."""
+    return [
         {"expression": "!variables.isClass || !has(object.spec.kubelet) || !has(object.spec.kubelet.clusterDNS)",
          "message": f"team {name}: the kubelet's clusterDNS is the platform's (nodes resolve through the cluster's "
                     "DNS)", "reason": "Forbidden"},
@@ -375,19 +384,6 @@ def team_workload_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, 
     on other namespaces' pods (it keeps every matching pod off the topology domain: the whole cluster for an
     empty selector on `kubernetes.io/os`); no in-tree EBS volume (CSI migration attaches any volume by id)."""
     name = team.name
-    pod = "variables.isPod"
-    tolerations = "object.spec.tolerations"
-    selecting = _lit(list(NODE_SELECTING_LABELS))
-    affinity = "object.spec.affinity"
-    anti = f"{affinity}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-    required = f"{affinity}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-    preferred = f"{affinity}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-    has_node_affinity = f"has({affinity}) && has({affinity}.nodeAffinity)"
-
-    def term_ok(term: str) -> str:
-        return (f"(!has({term}.matchExpressions) || {term}.matchExpressions.all(e, !(e.key in {selecting}))) && "
-                f"(!has({term}.matchFields) || {term}.matchFields.all(e, !(e.key in {selecting})))")
-
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
@@ -407,57 +403,78 @@ def team_workload_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, 
                                "size(object.spec.externalIPs) == 0",
                  "message": f"team {name}: Services take no externalIPs (they would capture traffic for those "
                             "addresses from every pod in the cluster)", "reason": "Forbidden"},
-                {"expression": f"!{pod} || !has(object.spec.priorityClassName) || "
-                               f"!(object.spec.priorityClassName in {_lit(list(CRITICAL_PRIORITY_CLASSES))})",
-                 "message": f"team {name}: pods may not use {' or '.join(CRITICAL_PRIORITY_CLASSES)} (they would "
-                            "preempt the platform's and other teams' pods)", "reason": "Forbidden"},
-                {"expression": f"!{pod} || !has({tolerations}) || {tolerations}.all(t, has(t.key) && t.key != '' "
-                               f"&& !(t.key == {_lit(TEAM_LABEL)} && (!has(t.value) || t.value != {_lit(name)})))",
-                 "message": f"team {name}: every toleration names a taint key, and the team taint only with its own "
-                            f"value ({TEAM_LABEL}={name}): a keyless toleration lands on every node, another "
-                            "team's on its pool", "reason": "Forbidden"},
-                # The node condition taints (node.kubernetes.io/*) stay tolerable: the DaemonSet controller adds
-                # not-ready, unreachable, disk-, memory- and pid-pressure, unschedulable (and network-unavailable
-                # on the host network) to every DaemonSet pod, and DefaultTolerationSeconds adds not-ready and
-                # unreachable to every pod. A cordoned node still carries its pool's taints, so tolerating
-                # `unschedulable` reaches only nodes the pod could use anyway, and team DaemonSets keep working.
-                {"expression": f"!{pod} || !has({tolerations}) || {tolerations}.all(t, !has(t.key) || "
-                               f"!(t.key in {_lit(list(platform.taint_keys))} || "
-                               f"t.key.startsWith({_lit(KARPENTER_TAINT_PREFIX)})))",
-                 "message": f"team {name}: pods may not tolerate the platform's node taints ("
-                            + ", ".join([*platform.taint_keys, KARPENTER_TAINT_PREFIX + '*'])
-                            + "): they keep workloads off the system nodes, the platform's own pools and nodes "
-                            "Karpenter is taking away", "reason": "Forbidden"},
-                {"expression": f"!{pod} || !has(object.spec.nodeSelector) || "
-                               f"!{selecting}.exists(k, k in object.spec.nodeSelector)",
-                 "message": f"team {name}: pods may not select nodes by {' or '.join(NODE_SELECTING_LABELS)} (the "
-                            "system nodes, the platform's node groups)", "reason": "Forbidden"},
-                *({"expression": f"!{pod} || !({has_node_affinity} && has({field})) || {terms}.all({each})",
-                   "message": f"team {name}: a pod's node affinity may not name {' or '.join(NODE_SELECTING_LABELS)}"
-                              " (the system nodes, the platform's node groups)", "reason": "Forbidden"}
-                  for field, terms, each in ((required, f"{required}.nodeSelectorTerms", f"t, {term_ok('t')}"),
-                                             (preferred, preferred, f"p, {term_ok('p.preference')}"))),
-                {"expression": f"!{pod} || request.operation != 'CREATE' || !has(object.spec.nodeName) || "
-                               "object.spec.nodeName == ''",
-                 "message": f"team {name}: pods may not set spec.nodeName: it skips the scheduler, so every "
-                            "NoSchedule taint (the system nodes', other teams' pools)", "reason": "Forbidden"},
-                # Required pod affinity is left alone: the scheduler holds existing pods' required anti-affinity
-                # against new pods, never their affinity, so affinity constrains only the pod that sets it.
-                {"expression": f"!{pod} || !has({affinity}) || !has({affinity}.podAntiAffinity) || !has({anti}) "
-                               f"|| {anti}.all(t, !has(t.namespaceSelector) && (!has(t.namespaces) || "
-                               f"t.namespaces.all(n, n in {_lit(sorted(team.namespaces))})))",
-                 "message": f"team {name}: required pod anti-affinity names only the team's namespaces ("
-                            f"{', '.join(sorted(team.namespaces))}; no namespaceSelector): the scheduler keeps "
-                            "every pod it matches off the topology domain, other teams' and the platform's too",
-                 "reason": "Forbidden"},
-                {"expression": f"!{pod} || !has(object.spec.volumes) || "
-                               "object.spec.volumes.all(v, !has(v.awsElasticBlockStore))",
-                 "message": f"team {name}: pods mount no in-tree awsElasticBlockStore volume (the EBS CSI driver "
-                            "would attach any volume by its id, another team's too): use a PersistentVolumeClaim",
-                 "reason": "Forbidden"},
+                *_pod_validations(team, platform),
             ],
         },
     }
+
+
+def _pod_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str, str]]:
+    """What a team's pod may not do (see `team_workload_policy`)."""
+    name = team.name
+    pod = "variables.isPod"
+    tolerations = "object.spec.tolerations"
+    selecting = _lit(list(NODE_SELECTING_LABELS))
+    affinity = "object.spec.affinity"
+    anti = f"{affinity}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    required = f"{affinity}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    preferred = f"{affinity}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+    has_node_affinity = f"has({affinity}) && has({affinity}.nodeAffinity)"
+
+    def term_ok(term: str) -> str:
+        return (f"(!has({term}.matchExpressions) || {term}.matchExpressions.all(e, !(e.key in {selecting}))) && "
+                f"(!has({term}.matchFields) || {term}.matchFields.all(e, !(e.key in {selecting})))")
+
+    return [
+        {"expression": f"!{pod} || !has(object.spec.priorityClassName) || "
+                       f"!(object.spec.priorityClassName in {_lit(list(CRITICAL_PRIORITY_CLASSES))})",
+         "message": f"team {name}: pods may not use {' or '.join(CRITICAL_PRIORITY_CLASSES)} (they would "
+                    "preempt the platform's and other teams' pods)", "reason": "Forbidden"},
+        {"expression": f"!{pod} || !has({tolerations}) || {tolerations}.all(t, has(t.key) && t.key != '' "
+                       f"&& !(t.key == {_lit(TEAM_LABEL)} && (!has(t.value) || t.value != {_lit(name)})))",
+         "message": f"team {name}: every toleration names a taint key, and the team taint only with its own "
+                    f"value ({TEAM_LABEL}={name}): a keyless toleration lands on every node, another "
+                    "team's on its pool", "reason": "Forbidden"},
+        # The node condition taints (node.kubernetes.io/*) stay tolerable: the DaemonSet controller adds
+        # not-ready, unreachable, disk-, memory- and pid-pressure, unschedulable (and network-unavailable
+        # on the host network) to every DaemonSet pod, and DefaultTolerationSeconds adds not-ready and
+        # unreachable to every pod. A cordoned node still carries its pool's taints, so tolerating
+        # `unschedulable` reaches only nodes the pod could use anyway, and team DaemonSets keep working.
+        {"expression": f"!{pod} || !has({tolerations}) || {tolerations}.all(t, !has(t.key) || "
+                       f"!(t.key in {_lit(list(platform.taint_keys))} || "
+                       f"t.key.startsWith({_lit(KARPENTER_TAINT_PREFIX)})))",
+         "message": f"team {name}: pods may not tolerate the platform's node taints ("
+                    + ", ".join([*platform.taint_keys, KARPENTER_TAINT_PREFIX + '*'])
+                    + "): they keep workloads off the system nodes, the platform's own pools and nodes "
+                    "Karpenter is taking away", "reason": "Forbidden"},
+        {"expression": f"!{pod} || !has(object.spec.nodeSelector) || "
+                       f"!{selecting}.exists(k, k in object.spec.nodeSelector)",
+         "message": f"team {name}: pods may not select nodes by {' or '.join(NODE_SELECTING_LABELS)} (the "
+                    "system nodes, the platform's node groups)", "reason": "Forbidden"},
+        *({"expression": f"!{pod} || !({has_node_affinity} && has({field})) || {terms}.all({each})",
+           "message": f"team {name}: a pod's node affinity may not name {' or '.join(NODE_SELECTING_LABELS)}"
+                      " (the system nodes, the platform's node groups)", "reason": "Forbidden"}
+          for field, terms, each in ((required, f"{required}.nodeSelectorTerms", f"t, {term_ok('t')}"),
+                                     (preferred, preferred, f"p, {term_ok('p.preference')}"))),
+        {"expression": f"!{pod} || request.operation != 'CREATE' || !has(object.spec.nodeName) || "
+                       "object.spec.nodeName == ''",
+         "message": f"team {name}: pods may not set spec.nodeName: it skips the scheduler, so every "
+                    "NoSchedule taint (the system nodes', other teams' pools)", "reason": "Forbidden"},
+        # Required pod affinity is left alone: the scheduler holds existing pods' required anti-affinity
+        # against new pods, never their affinity, so affinity constrains only the pod that sets it.
+        {"expression": f"!{pod} || !has({affinity}) || !has({affinity}.podAntiAffinity) || !has({anti}) "
+                       f"|| {anti}.all(t, !has(t.namespaceSelector) && (!has(t.namespaces) || "
+                       f"t.namespaces.all(n, n in {_lit(sorted(team.namespaces))})))",
+         "message": f"team {name}: required pod anti-affinity names only the team's namespaces ("
+                    f"{', '.join(sorted(team.namespaces))}; no namespaceSelector): the scheduler keeps "
+                    "every pod it matches off the topology domain, other teams' and the platform's too",
+         "reason": "Forbidden"},
+        {"expression": f"!{pod} || !has(object.spec.volumes) || "
+                       "object.spec.volumes.all(v, !has(v.awsElasticBlockStore))",
+         "message": f"team {name}: pods mount no in-tree awsElasticBlockStore volume (the EBS CSI driver "
+                    "would attach any volume by its id, another team's too): use a PersistentVolumeClaim",
+         "reason": "Forbidden"},
+    ]
 
 
 def team_workload_binding(team: Team) -> dict[str, Any]:

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from eks_karpenter.catalogue import admitted_for
+from eks_karpenter.catalogue.model import vcpu_hour_prices
+from eks_karpenter.catalogue.prices import region_prices
+from eks_karpenter.platform.nodepool.config import NodePoolConfig
 from eks_karpenter.platform.observability.alerts import metric_names
+from eks_karpenter.quantities import cpu_millis
 
 UID = "eks-karpenter"
 CONFIGMAP_LABEL = ("grafana_dashboard", "1")
@@ -43,6 +48,19 @@ def pool_price(prices_per_vcpu_hour: list[float], cpu_limit: float | None) -> Po
         return None
     return PoolPrice(len(prices_per_vcpu_hour), round(min(prices_per_vcpu_hour), 5),
                      round(statistics.median(prices_per_vcpu_hour), 5), cpu_limit)
+
+
+def pool_prices(pools: Sequence[NodePoolConfig], region: str, pool_manifests: Mapping[str, dict[str, Any]],
+                class_manifests: Mapping[str, dict[str, Any]]) -> dict[str, PoolPrice | None]:
+    """Each pool's on-demand vCPU-hour prices in `region` (catalogue/prices.py, as `cost` prices them) over the
+    types it admits, and its cpu limit."""
+    out: dict[str, PoolPrice | None] = {}
+    for pool in pools:
+        admission = admitted_for(pool_manifests[pool.name], class_manifests.get(pool.node_class))
+        limit = cpu_millis(cpu) / 1000 if (cpu := pool.limits.get("cpu")) is not None else None
+        out[pool.name] = pool_price(vcpu_hour_prices(admission.types, lambda t: region_prices(region).price(t.name)),
+                                    limit)
+    return out
 
 
 def _panel(id_: int, title: str, exprs: list[tuple[str, str]], x: int, y: int, unit: str = "short",
