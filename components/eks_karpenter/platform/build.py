@@ -306,13 +306,12 @@ def _access(st: _Stack, cluster: Cluster, node_role_name: str, namespaces: Names
     previews = any(d.role == "preview" for d in cfg.access.deployers)
     if not (cfg.access.teams or previews):
         return None
-    own = [cfg.karpenter.namespace, *([cfg.node_termination_handler.namespace]
-                                      if cfg.node_termination_handler.enabled else [])]
+    reads = preview_reads(cfg)
     return Access("access", {
         "clusterName": st.name, "region": cfg.region, "config": cfg.access, "configPath": (f"{st.project}:access",),
         "source": st.source, "tags": st.tags, "deployersComponent": "cluster",
-        "previewRbac": preview_rbac(own) if previews else [],
-        "previewDependsOn": [r for ns in own for r in namespaces.for_namespace(ns)] if namespaces else [],
+        "previewRbac": preview_rbac(reads) if previews else [],
+        "previewDependsOn": [r for ns in reads for r in namespaces.for_namespace(ns)] if namespaces else [],
         # Teams with pool rights are confined to their own pools and classes (ValidatingAdmissionPolicies).
         "guardrails": team_guardrails(cfg.access.teams, PlatformNodeAccess(
             cluster_name=st.name, node_role_name=node_role_name,
@@ -327,6 +326,22 @@ def _access(st: _Stack, cluster: Cluster, node_role_name: str, namespaces: Names
             subnet_ids=tuple(sorted((cfg.network.private_subnet_ids or {}).values()))
             if cfg.network.adopting and not cfg.network.write_discovery_tags else ())),
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider}))
+
+
+def preview_reads(cfg: StackConfig) -> dict[str, set[tuple[str, str]]]:
+    """Namespace -> the (API group, kind) of each namespaced object this stack registers there, as `_karpenter`,
+    `_node_objects`, `_node_termination_handler`, `_observability` and `_migration` place them: what the preview's
+    namespaced roles read (`access.plan.preview_rbac`). Teams' namespaces hold none of them."""
+    karpenter = cfg.karpenter.namespace
+    reads: dict[str, set[tuple[str, str]]] = {karpenter: {("helm.sh", "Release"), ("", "ConfigMap")}}
+    obs = cfg.observability
+    if obs.enabled and obs.metrics == "prometheusOperator":
+        reads[karpenter].add(("monitoring.coreos.com", "PrometheusRule"))
+    if cfg.node_termination_handler.enabled:
+        reads.setdefault(cfg.node_termination_handler.namespace, set()).add(("helm.sh", "Release"))
+    if cfg.migration is not None and cfg.cluster.existing:
+        reads.setdefault(cfg.migration.cluster_autoscaler.namespace, set()).add(("apps", "DeploymentPatch"))
+    return reads
 
 
 def _karpenter_iam(st: _Stack, cluster: Cluster, node_role: NodeRole,
