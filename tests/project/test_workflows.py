@@ -427,7 +427,11 @@ ALL_FILES = tuple(sorted(p.name for p in WORKFLOWS.glob("*.yml")))
 def environments(job: dict[str, Any]) -> dict[str, str]:
     """The job's environment per stack it works on (`_pick` resolves the matrix expression)."""
     env = str(job.get("environment", ""))
-    return {stack: EXPRESSION.sub(lambda m, s=stack: _pick(m.group(1), s), env) for stack in job_stacks(job)}
+
+    def resolve(stack: str) -> str:
+        return EXPRESSION.sub(lambda m: _pick(m.group(1), stack), env)
+
+    return {stack: resolve(stack) for stack in job_stacks(job)}
 
 
 def holds_stack_credentials(job: dict[str, Any]) -> bool:

@@ -29,7 +29,7 @@ from eks_karpenter.config.running import locate_stack_file
 from eks_karpenter.labels import INSTANCE_FAMILY, INSTANCE_TYPE
 from eks_karpenter.platform.access import Access, access_entries
 from eks_karpenter.platform.access.guardrails import PlatformNodeAccess, team_guardrails
-from eks_karpenter.platform.access.plan import preview_rbac
+from eks_karpenter.platform.access.plan import preview_rbac, preview_reads
 from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup, release_owner
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.plan import addon_versions, control_plane_log_group
@@ -306,7 +306,11 @@ def _access(st: _Stack, cluster: Cluster, node_role_name: str, namespaces: Names
     previews = any(d.role == "preview" for d in cfg.access.deployers)
     if not (cfg.access.teams or previews):
         return None
-    reads = preview_reads(cfg)
+    obs, nth, migration = cfg.observability, cfg.node_termination_handler, cfg.migration
+    reads = preview_reads(karpenter=cfg.karpenter.namespace, termination_handler=nth.namespace if nth.enabled else None,
+                          prometheus_rule=obs.enabled and obs.metrics == "prometheusOperator",
+                          cluster_autoscaler=migration.cluster_autoscaler.namespace
+                          if migration is not None and cfg.cluster.existing else None)
     return Access("access", {
         "clusterName": st.name, "region": cfg.region, "config": cfg.access, "configPath": (f"{st.project}:access",),
         "source": st.source, "tags": st.tags, "deployersComponent": "cluster",
@@ -326,22 +330,6 @@ def _access(st: _Stack, cluster: Cluster, node_role_name: str, namespaces: Names
             subnet_ids=tuple(sorted((cfg.network.private_subnet_ids or {}).values()))
             if cfg.network.adopting and not cfg.network.write_discovery_tags else ())),
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider}))
-
-
-def preview_reads(cfg: StackConfig) -> dict[str, set[tuple[str, str]]]:
-    """Namespace -> the (API group, kind) of each namespaced object this stack registers there, as `_karpenter`,
-    `_node_objects`, `_node_termination_handler`, `_observability` and `_migration` place them: what the preview's
-    namespaced roles read (`access.plan.preview_rbac`). Teams' namespaces hold none of them."""
-    karpenter = cfg.karpenter.namespace
-    reads: dict[str, set[tuple[str, str]]] = {karpenter: {("helm.sh", "Release"), ("", "ConfigMap")}}
-    obs = cfg.observability
-    if obs.enabled and obs.metrics == "prometheusOperator":
-        reads[karpenter].add(("monitoring.coreos.com", "PrometheusRule"))
-    if cfg.node_termination_handler.enabled:
-        reads.setdefault(cfg.node_termination_handler.namespace, set()).add(("helm.sh", "Release"))
-    if cfg.migration is not None and cfg.cluster.existing:
-        reads.setdefault(cfg.migration.cluster_autoscaler.namespace, set()).add(("apps", "DeploymentPatch"))
-    return reads
 
 
 def _karpenter_iam(st: _Stack, cluster: Cluster, node_role: NodeRole,

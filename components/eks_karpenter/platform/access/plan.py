@@ -276,6 +276,23 @@ def preview_rbac(managed: Mapping[str, Iterable[tuple[str, str]]]) -> list[dict[
     return out
 
 
+def preview_reads(*, karpenter: str, termination_handler: str | None, prometheus_rule: bool,
+                  cluster_autoscaler: str | None) -> dict[str, set[tuple[str, str]]]:
+    """Namespace -> the (API group, kind) of each namespaced object the platform registers there, for
+    `preview_rbac`: in Karpenter's namespace its Helm releases, the destroy guard's and the dashboard's ConfigMaps
+    and (with the Prometheus Operator) the PrometheusRule; the termination handler's release in its namespace (None:
+    not deployed); the Cluster Autoscaler Deployment the migration scales (None: no migration). Teams' namespaces
+    hold none of them."""
+    reads: dict[str, set[tuple[str, str]]] = {karpenter: {("helm.sh", "Release"), ("", "ConfigMap")}}
+    if prometheus_rule:
+        reads[karpenter].add(("monitoring.coreos.com", "PrometheusRule"))
+    if termination_handler is not None:
+        reads.setdefault(termination_handler, set()).add(("helm.sh", "Release"))
+    if cluster_autoscaler is not None:
+        reads.setdefault(cluster_autoscaler, set()).add(("apps", "DeploymentPatch"))
+    return reads
+
+
 def _rules(kinds: Iterable[ReadAs]) -> list[dict[str, Any]]:
     """One read-only rule per API group, its resources sorted."""
     groups: dict[str, set[str]] = {}
