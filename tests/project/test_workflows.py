@@ -474,7 +474,7 @@ def test_the_docs_state_each_roles_trust_subject_and_state_access() -> None:
         assert f"repo:<owner>/<repo>:environment:{env}" in deploy, env
     assert '"token.actions.githubusercontent.com:aud": "sts.amazonaws.com"' in deploy
     # Each preview role reads its own stack's state object, no other's.
-    assert "arn:aws:s3:::<state-bucket>/.pulumi/stacks/eks-karpenter/<stack>.json*" in deploy
+    assert "arn:aws:s3:::<state-bucket>/.pulumi/stacks/eks-karpenter/<stack>.*" in deploy
     flow = (REPO / "docs" / "review-flow.md").read_text()
     for env in PREVIEW_ENVIRONMENTS.values():
         assert f"`{env}`" in flow, env

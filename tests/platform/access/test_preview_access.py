@@ -10,7 +10,6 @@ import pytest
 from eks_karpenter.platform.access.plan import (
     MANAGED_KINDS,
     PREVIEW_GROUP,
-    UNREAD_IN_TEAM_NAMESPACES,
     preview_rbac,
     read_as,
 )
@@ -20,6 +19,9 @@ from tests.support import plan_config, plan_stack, stack_config
 
 RBAC = "kubernetes:rbac.authorization.k8s.io/v1:"
 READ = ("get", "list", "watch")
+UNREAD_IN_TEAM_NAMESPACES = {("", "pods"), ("", "pods/log"), ("", "configmaps"), ("", "secrets"), ("", "events")}
+"""What a preview never reads in a team's namespace: the team's workloads, their logs, configuration, secrets and
+events."""
 PREVIEW_ARN = "arn:aws:iam::123456789012:role/github-preview-brownfield"
 
 

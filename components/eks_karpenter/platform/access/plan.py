@@ -212,9 +212,6 @@ PREVIEW_OWN_KINDS: tuple[ReadAs, ...] = (
 """Cluster-scoped reads beyond the managed objects: the CRDs (the preflight and the Prometheus Operator look-up
 list them; the `karpenter-crd` release installs Karpenter's) and Karpenter's NodeClaims (the stack's own kind)."""
 
-UNREAD_IN_TEAM_NAMESPACES = frozenset({("", "pods"), ("", "pods/log"), ("", "configmaps"), ("", "secrets")})
-"""What a preview never reads in a team's namespace: the team's workloads and their configuration and secrets."""
-
 _READ = ["get", "list", "watch"]
 
 
