@@ -13,9 +13,12 @@ from eks_karpenter.platform.access.plan import (
     preview_rbac,
     read_as,
 )
+from eks_karpenter.platform.adopted import CRDS_TOKEN
+from eks_karpenter.platform.observability.monitors import OPERATOR_CRDS
+from eks_karpenter.tools.engine import run_plan
 from eks_karpenter.tools.engine.document import PlanDocument
 
-from tests.support import plan_config, plan_stack, stack_config
+from tests.support import REPO, plan_config, plan_stack, stack_config
 
 RBAC = "kubernetes:rbac.authorization.k8s.io/v1:"
 READ = ("get", "list", "watch")
@@ -37,6 +40,14 @@ def _with_preview(stack: str, tmp_path: Path) -> PlanDocument:
     result = plan_config(config, tmp_path, stack=stack)
     assert result.error is None, result.error
     return result.document
+
+
+def _plan(stack: str, tmp_path: Path) -> PlanDocument:
+    """`prod+operator`: prod on a cluster that has the Prometheus Operator's CRDs (its PrometheusRule planned)."""
+    if stack == "prod+operator":
+        answer = {CRDS_TOKEN: {"reachable": True, "crds": sorted(OPERATOR_CRDS.values())}}
+        return run_plan(REPO, "prod", invoke_results=answer).document
+    return _with_preview(stack, tmp_path)
 
 
 def _rbac(doc: PlanDocument) -> list[dict[str, Any]]:
@@ -80,9 +91,11 @@ def test_the_preview_deployer_has_no_access_policy_only_its_group(stack: str) ->
                 if r.parent == entry.urn], "an EKS access policy reads teams' pods, ConfigMaps or Secrets"
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod", "brownfield"])
+@pytest.mark.parametrize("stack", ["dev", "prod", "prod+operator", "brownfield"])
 def test_the_preview_reads_every_object_the_plan_manages(stack: str, tmp_path: Path) -> None:
-    doc = _with_preview(stack, tmp_path)
+    doc = _plan(stack, tmp_path)
+    if stack == "prod+operator":
+        assert doc.by_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
     rbac = _rbac(doc)
     assert rbac
     managed = [r for r in doc.resources if r.type.startswith("kubernetes:") and r.custom]
