@@ -306,11 +306,10 @@ def _access(st: _Stack, cluster: Cluster, node_role_name: str, namespaces: Names
     previews = any(d.role == "preview" for d in cfg.access.deployers)
     if not (cfg.access.teams or previews):
         return None
-    obs, nth, migration = cfg.observability, cfg.node_termination_handler, cfg.migration
+    obs, nth, mig = cfg.observability, cfg.node_termination_handler, cfg.migration if cfg.cluster.existing else None
     reads = preview_reads(karpenter=cfg.karpenter.namespace, termination_handler=nth.namespace if nth.enabled else None,
                           prometheus_rule=obs.enabled and obs.metrics == "prometheusOperator",
-                          cluster_autoscaler=migration.cluster_autoscaler.namespace
-                          if migration is not None and cfg.cluster.existing else None)
+                          cluster_autoscaler=mig.cluster_autoscaler.namespace if mig else None)
     return Access("access", {
         "clusterName": st.name, "region": cfg.region, "config": cfg.access, "configPath": (f"{st.project}:access",),
         "source": st.source, "tags": st.tags, "deployersComponent": "cluster",
