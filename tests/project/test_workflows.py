@@ -60,6 +60,16 @@ def pulumi_steps(name: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
             if str(step.get("uses", "")).startswith("pulumi/actions@")]
 
 
+def assumed_roles(job: dict[str, Any]) -> list[str]:
+    return [str(s["with"]["role-to-assume"]) for s in steps(job)
+            if str(s.get("uses", "")).startswith("aws-actions/configure-aws-credentials@")]
+
+
+def preview_job(job: dict[str, Any]) -> bool:
+    """A job that assumes the preview role (PR previews, the drift check)."""
+    return "${{ vars.AWS_PREVIEW_ROLE_ARN }}" in assumed_roles(job)
+
+
 def cloud_job(job: dict[str, Any]) -> bool:
     """A job that assumes an AWS role (and so may reach a cluster)."""
     return any(str(s.get("uses", "")).startswith("aws-actions/configure-aws-credentials@") for s in steps(job))
@@ -293,7 +303,12 @@ def test_jobs_that_reach_a_cluster_run_on_the_runner_a_repository_variable_names
     assert cloud
     for job_id, job in cloud.items():
         runs_on = str(job["runs-on"])
-        assert runs_on.startswith("${{ ") and runs_on.endswith(" || vars.PULUMI_RUNNER || 'ubuntu-latest' }}"), job_id
+        # A deploy (main's reviewed code) may fall back to a shared runner; a preview never: unreviewed code of one
+        # stack would run on another's runner (prod's, inside prod's network).
+        tail = " || 'ubuntu-latest' }}" if preview_job(job) else " || vars.PULUMI_RUNNER || 'ubuntu-latest' }}"
+        assert runs_on.startswith("${{ ") and runs_on.endswith(tail), job_id
+        if preview_job(job):
+            assert not re.search(r"vars\.PULUMI_RUNNER\b(?!_)", runs_on), f"{name}:{job_id}: a shared runner"
         stacks = job_stacks(job)
         assert stacks, job_id
         for stack in stacks:
@@ -398,3 +413,81 @@ def test_drift_uses_the_preview_jobs_credentials_model() -> None:
     assert drift["environment"] == preview["environment"] and drift["runs-on"] == preview["runs-on"]
     assert drift["permissions"] == {"contents": "read", "id-token": "write"}
     assert load("drift.yml")["permissions"] == {"contents": "read"}
+
+
+# --- credentials live in one environment per stack -------------------------------------------------------------
+
+DEPLOY_ENVIRONMENTS = {"dev": "dev", "brownfield": "brownfield", "prod": "production"}
+"""The deploy job's environment per stack (docs/deploy.md, "CI")."""
+PREVIEW_ENVIRONMENTS = {"dev": "preview-dev", "brownfield": "preview-brownfield", "prod": "preview-production"}
+"""The preview's (and the drift check's) environment per stack."""
+ALL_FILES = tuple(sorted(p.name for p in WORKFLOWS.glob("*.yml")))
+
+
+def environments(job: dict[str, Any]) -> dict[str, str]:
+    """The job's environment per stack it works on (`_pick` resolves the matrix expression)."""
+    env = str(job.get("environment", ""))
+
+    def resolve(stack: str) -> str:
+        return EXPRESSION.sub(lambda m: _pick(m.group(1), stack), env)
+
+    return {stack: resolve(stack) for stack in job_stacks(job)}
+
+
+def holds_stack_credentials(job: dict[str, Any]) -> bool:
+    text = yaml.safe_dump(job)
+    return "secrets.PULUMI_CONFIG_PASSPHRASE" in text or any(
+        role in ("${{ vars.AWS_DEPLOY_ROLE_ARN }}", "${{ vars.AWS_PREVIEW_ROLE_ARN }}") for role in assumed_roles(job))
+
+
+@pytest.mark.parametrize("name", ALL_FILES)
+def test_every_job_with_a_passphrase_or_a_stack_role_runs_in_an_environment(name: str) -> None:
+    for job_id, job in jobs(name).items():
+        if holds_stack_credentials(job):
+            assert job.get("environment"), f"{name}:{job_id}: would need a repository-level secret or role"
+            assert job_stacks(job), f"{name}:{job_id}"
+        else:  # no other secret than the workflow's own token
+            assert set(re.findall(r"secrets\.(\w+)", yaml.safe_dump(job))) <= {"GITHUB_TOKEN"}, (name, job_id)
+
+
+def test_deploy_jobs_run_in_one_environment_per_stack() -> None:
+    seen = {}
+    for job_id, job, _step in pulumi_steps("deploy.yml"):
+        for stack, env in environments(job).items():
+            seen[stack] = env
+            assert assumed_roles(job) == ["${{ vars.AWS_DEPLOY_ROLE_ARN }}"], job_id
+    assert seen == DEPLOY_ENVIRONMENTS
+
+
+@pytest.mark.parametrize("name", ["pr.yml", "drift.yml"])
+def test_previews_run_in_their_stacks_preview_environment_with_its_role(name: str) -> None:
+    ((job_id, job, step),) = pulumi_steps(name)
+    assert environments(job) == PREVIEW_ENVIRONMENTS, job_id
+    assert assumed_roles(job) == ["${{ vars.AWS_PREVIEW_ROLE_ARN }}"]
+    assert step["env"]["PULUMI_CONFIG_PASSPHRASE"] == "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"
+    assert not set(PREVIEW_ENVIRONMENTS.values()) & set(DEPLOY_ENVIRONMENTS.values())
+
+
+def test_the_docs_state_each_roles_trust_subject_and_state_access() -> None:
+    deploy = (REPO / "docs" / "deploy.md").read_text()
+    for env in (*DEPLOY_ENVIRONMENTS.values(), *PREVIEW_ENVIRONMENTS.values()):
+        assert f"repo:<owner>/<repo>:environment:{env}" in deploy, env
+    assert '"token.actions.githubusercontent.com:aud": "sts.amazonaws.com"' in deploy
+    # Each preview role reads its own stack's state object, no other's.
+    assert "arn:aws:s3:::<state-bucket>/.pulumi/stacks/eks-karpenter/<stack>.*" in deploy
+    flow = (REPO / "docs" / "review-flow.md").read_text()
+    for env in PREVIEW_ENVIRONMENTS.values():
+        assert f"`{env}`" in flow, env
+
+
+def test_each_stack_names_a_preview_role_of_its_own() -> None:
+    previews: dict[str, str] = {}
+    for stack in STACKS:
+        deployers = yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"].get(
+            "eks-karpenter:access", {}).get("deployers", [])
+        for d in deployers:
+            if d.get("role") == "preview":
+                assert d["principalArn"] not in previews.values(), f"{stack} shares a preview role"
+                assert d["principalArn"] not in {x["principalArn"] for x in deployers if x is not d}
+                previews[stack] = d["principalArn"]
+    assert {"dev", "prod"} <= set(previews)

@@ -35,7 +35,7 @@ from eks_karpenter.platform.access.guardrails import (
     team_policies,
     with_bindings,
 )
-from eks_karpenter.platform.access.plan import preview_rbac
+from eks_karpenter.platform.access.plan import preview_rbac, preview_reads
 from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup, release_owner
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.plan import CRITICAL_ADDONS_TAINT, addon_versions, control_plane_log_group
@@ -342,13 +342,15 @@ def _access(st: _Stack, cluster: Cluster, namespaces: Namespaces | None,
     previews = any(d.role == "preview" for d in cfg.access.deployers)
     if not (cfg.access.teams or previews):
         return None
-    own = [cfg.karpenter.namespace, *([cfg.node_termination_handler.namespace]
-                                      if cfg.node_termination_handler.enabled else [])]
+    obs, nth, mig = cfg.observability, cfg.node_termination_handler, cfg.migration if cfg.cluster.existing else None
+    reads = preview_reads(karpenter=cfg.karpenter.namespace, termination_handler=nth.namespace if nth.enabled else None,
+                          prometheus_rule=obs.enabled and obs.metrics == "prometheusOperator",
+                          cluster_autoscaler=mig.cluster_autoscaler.namespace if mig else None)
     return Access("access", {
         "clusterName": st.name, "region": cfg.region, "config": cfg.access, "configPath": (f"{st.project}:access",),
         "source": st.source, "tags": st.tags, "deployersComponent": "cluster",
-        "previewRbac": preview_rbac(own) if previews else [],
-        "previewDependsOn": [r for ns in own for r in namespaces.for_namespace(ns)] if namespaces else [],
+        "previewRbac": preview_rbac(reads) if previews else [],
+        "previewDependsOn": [r for ns in reads for r in namespaces.for_namespace(ns)] if namespaces else [],
         # Teams with pool rights are confined to their own pools and classes (ValidatingAdmissionPolicies).
         "guardrails": with_bindings(cfg.access.teams, policies),
     }, opts=pulumi.ResourceOptions(depends_on=[cluster], providers={"kubernetes": cluster.provider}))

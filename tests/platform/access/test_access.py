@@ -82,7 +82,7 @@ def test_deployers_alone_register_no_other_entries(tmp_path: Path) -> None:
     assert result.error is None, result.error
     assert {r.name for r in standard_entries(result.document).values()} == {
         "cluster-entry-123456789012-role-awsreservedsso_platformadmin_0123456789abcdef",
-        "cluster-entry-123456789012-role-github-deploy", "cluster-entry-123456789012-role-github-preview"}
+        "cluster-entry-123456789012-role-github-deploy", "cluster-entry-123456789012-role-github-preview-dev"}
     assert result.document.by_type("kubernetes:core/v1:Namespace") == []
 
 

@@ -411,55 +411,6 @@ def test_a_team_namespace_admits_an_ordinary_pod() -> None:
 
 
 
-# --- previews read no team's Secrets -------------------------------------------------------------------------------
-
-RBAC = "kubernetes:rbac.authorization.k8s.io/v1:"
-
-
-def test_the_preview_deployer_reads_no_secret_outside_the_platforms_namespaces() -> None:
-    from eks_karpenter.platform.access.plan import PREVIEW_GROUP
-
-    doc = plan_stack("dev")
-    [preview] = [d["principalArn"] for d in stack_config("dev")["eks-karpenter:access"]["deployers"]
-                 if d.get("role") == "preview"]
-    [entry] = [r for r in doc.by_type("aws:eks/accessEntry:AccessEntry") if r.inputs["principalArn"] == preview]
-    assert entry.inputs["kubernetesGroups"] == [PREVIEW_GROUP]
-    [association] = [r for r in doc.by_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
-                     if r.parent == entry.urn]
-    assert association.inputs["policyArn"].endswith("/AmazonEKSViewPolicy")  # reads no Secret
-    roles = {(r.type.rpartition(":")[2], r.inputs["metadata"].get("namespace")): r
-             for r in doc.resources if r.type.startswith(RBAC) and r.name.startswith("access-preview")}
-    assert set(roles) == {("ClusterRole", None), ("ClusterRoleBinding", None), ("Role", "kube-system"),
-                          ("RoleBinding", "kube-system")}
-    cluster_rules = roles[("ClusterRole", None)].inputs["rules"]
-    assert all(rule["verbs"] == ["get", "list", "watch"] for rule in cluster_rules)
-    assert not any("secrets" in rule["resources"] or "*" in rule["resources"] or "*" in rule["apiGroups"]
-                   for rule in cluster_rules)
-    assert roles[("Role", "kube-system")].inputs["rules"] == [
-        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]}]
-    for binding in (roles[("ClusterRoleBinding", None)], roles[("RoleBinding", "kube-system")]):
-        assert binding.inputs["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                                               "name": PREVIEW_GROUP}]
-    team_namespaces = {ns for t in stack_config("dev")["eks-karpenter:access"]["teams"] for ns in t["namespaces"]}
-    assert not team_namespaces & {ns for _, ns in roles}
-
-
-def test_the_preview_reads_every_cluster_scoped_kind_the_plan_manages() -> None:
-    from eks_karpenter.platform.access.plan import PREVIEW_CLUSTER_READS
-
-    readable = {(group, kind) for group, kinds in PREVIEW_CLUSTER_READS for kind in kinds}
-    for stack in ("dev", "prod", "brownfield"):
-        for r in plan_stack(stack).resources:
-            if not r.type.startswith("kubernetes:") or r.type.startswith(("kubernetes:helm.sh", "pulumi:")):
-                continue
-            api, _, kind = r.type.removeprefix("kubernetes:").rpartition(":")
-            group = api.rpartition("/")[0].replace("core", "")
-            if "namespace" not in (r.inputs.get("metadata") or {}):  # cluster-scoped
-                name = kind.lower()
-                plural = name + "es" if name.endswith("s") else name[:-1] + "ies" if name.endswith("y") else name + "s"
-                assert (group, plural) in readable, (stack, r.type)
-
-
 # --- the team's pods and Services: hostile-tenant paths ----------------------------------------------------------
 
 def _workload_policy() -> dict[str, Any]:

@@ -43,7 +43,7 @@ class AccessArgs(TypedDict):
     previewRbac: NotRequired[list[dict[str, Any]]]
     """The `preview` deployers' read-only roles and bindings (`plan.preview_rbac`); empty without one."""
     previewDependsOn: NotRequired[list[pulumi.Resource]]
-    """What the preview's namespaced roles wait for (the platform's namespaces they live in)."""
+    """What the preview's namespaced roles wait for (the namespaces this stack creates that they live in)."""
     deployersComponent: NotRequired[str]
     """Name of the Cluster component that holds the deployers' entries: a principal moved from `deployers` to
     `clusterAdmins` or a team keeps its entry (an alias), instead of a second entry that EKS refuses."""
@@ -102,15 +102,17 @@ class Access(pulumi.ComponentResource):
                 f"{name}-{entry.key}", cluster_name=cluster_name, principal_arn=entry.principal_arn,
                 type="STANDARD", kubernetes_groups=list(entry.groups) or None, tags=args["tags"],
                 opts=pulumi.ResourceOptions.merge(child_options(self, opts), pulumi.ResourceOptions(aliases=moved)))
+            self.entries.append(resource)
+            if entry.policy is None:  # its Kubernetes groups' roles only
+                continue
             scope = aws.eks.AccessPolicyAssociationAccessScopeArgs(
                 type="namespace" if entry.namespaces else "cluster",
                 namespaces=list(entry.namespaces) or None)
             # principal_arn from the entry: the association needs the entry to exist first.
-            association = aws.eks.AccessPolicyAssociation(
+            self.entries.append(aws.eks.AccessPolicyAssociation(
                 f"{name}-{entry.key}", cluster_name=resource.cluster_name, principal_arn=resource.principal_arn,
                 policy_arn=policy_arn(partition, entry.policy), access_scope=scope,
-                opts=pulumi.ResourceOptions(parent=resource, aliases=moved_assoc))
-            self.entries += [resource, association]
+                opts=pulumi.ResourceOptions(parent=resource, aliases=moved_assoc)))
         # The guardrails before the rights: the team's ClusterRoleBinding waits for its admission policy and
         # binding, so there is no moment when the team may edit pools unguarded.
         guards: dict[str, list[pulumi.Resource]] = {}

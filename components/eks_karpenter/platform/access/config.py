@@ -38,9 +38,11 @@ class Deployer(Model):
     Role.Arn`), never the `assumed-role` session ARN `aws sts get-caller-identity` prints."""
     role: Literal["deploy", "preview"] = "deploy"
     """`deploy`: AmazonEKSClusterAdminPolicy (the program creates CRDs, cluster roles, Helm releases).
-    `preview`: AmazonEKSViewPolicy and read-only roles for what else a preview reads (the cluster-scoped objects
-    the stack manages, and Secrets only in the platform's own namespaces, where Helm keeps its releases): no team's
-    Secret. Where the server-side dry run of a change is refused, the Kubernetes provider previews client-side
+    `preview`: no EKS access policy, only the Kubernetes group `eks-karpenter:preview`, whose roles read what a
+    preview, the preflight and the drift check read back: the cluster-scoped objects the stack manages, the CRDs
+    and NodeClaims, and in the namespaces where the stack puts objects (the platform's, never a team's) those
+    objects' kinds, Helm's release Secrets among them. Nothing of a team's workloads (Pods, logs, ConfigMaps,
+    Secrets). Where the server-side dry run of a change is refused, the Kubernetes provider previews client-side
     instead (docs/deploy.md says what that misses)."""
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -66,7 +66,8 @@ class PlannedEntry:
     key: str
     """Stable resource-name key: the principal's (`entry_key`), independent of list and order."""
     principal_arn: str
-    policy: Literal["clusterAdmin", "admin", "edit", "view"]
+    policy: Literal["clusterAdmin", "admin", "edit", "view"] | None
+    """None: no access policy, the entry's `groups` alone (a `preview` deployer's)."""
     namespaces: tuple[str, ...]
     """Empty: cluster scope."""
     team: str | None
@@ -161,36 +162,62 @@ def team_entries(cfg: AccessConfig) -> list[PlannedEntry]:
     return out
 
 
-DEPLOYER_POLICIES: dict[str, Literal["clusterAdmin", "view"]] = {"deploy": "clusterAdmin", "preview": "view"}
-"""A deployer's role -> its access policy (cluster scope). A preview gets AmazonEKSViewPolicy, which reads no
-Secret, and the rest of what it reads through PREVIEW_GROUP's roles (`preview_rbac`)."""
+DEPLOYER_POLICIES: dict[str, Literal["clusterAdmin"] | None] = {"deploy": "clusterAdmin", "preview": None}
+"""A deployer's role -> its access policy (cluster scope). A preview gets none: every EKS access policy that reads
+reads teams' namespaced objects too (pod specs, ConfigMaps, events). It reads only through PREVIEW_GROUP's roles
+(`preview_rbac`)."""
 
 PREVIEW_GROUP = "eks-karpenter:preview"
-"""Kubernetes group of the `preview` deployers' entries, bound to the reads a preview needs beyond the view policy."""
+"""Kubernetes group of the `preview` deployers' entries, bound to exactly the reads a preview needs (`preview_rbac`)."""
 
-PREVIEW_CLUSTER_READS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("", ("namespaces", "nodes", "persistentvolumes")),
-    ("apiextensions.k8s.io", ("customresourcedefinitions",)),
-    ("rbac.authorization.k8s.io", ("clusterroles", "clusterrolebindings", "roles", "rolebindings")),
-    ("admissionregistration.k8s.io", ("validatingadmissionpolicies", "validatingadmissionpolicybindings",
-                                      "validatingwebhookconfigurations", "mutatingwebhookconfigurations")),
-    ("flowcontrol.apiserver.k8s.io", ("flowschemas", "prioritylevelconfigurations")),
-    ("scheduling.k8s.io", ("priorityclasses",)),
-    ("storage.k8s.io", ("storageclasses", "csidrivers")),
-    (KARPENTER_GROUP, ("nodepools", "nodeclaims")),
-    ("karpenter.k8s.aws", ("ec2nodeclasses",)),
-    ("monitoring.coreos.com", ("servicemonitors", "podmonitors", "prometheusrules")),
+
+@dataclass(frozen=True)
+class ReadAs:
+    """How a preview reads an object the stack manages: the API group and resource it GETs, and whether it lives in
+    a namespace."""
+
+    group: str
+    resource: str
+    namespaced: bool
+
+
+MANAGED_KINDS: dict[tuple[str, str], ReadAs] = {
+    ("", "Namespace"): ReadAs("", "namespaces", False),
+    ("", "ConfigMap"): ReadAs("", "configmaps", True),
+    ("apps", "DeploymentPatch"): ReadAs("apps", "deployments", True),
+    # Helm keeps each release's record as a Secret in the release's namespace: that is what a refresh reads.
+    ("helm.sh", "Release"): ReadAs("", "secrets", True),
+    ("rbac.authorization.k8s.io", "ClusterRole"): ReadAs("rbac.authorization.k8s.io", "clusterroles", False),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ReadAs("rbac.authorization.k8s.io", "clusterrolebindings",
+                                                                False),
+    ("rbac.authorization.k8s.io", "Role"): ReadAs("rbac.authorization.k8s.io", "roles", True),
+    ("rbac.authorization.k8s.io", "RoleBinding"): ReadAs("rbac.authorization.k8s.io", "rolebindings", True),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
+        ReadAs("admissionregistration.k8s.io", "validatingadmissionpolicies", False),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"):
+        ReadAs("admissionregistration.k8s.io", "validatingadmissionpolicybindings", False),
+    (KARPENTER_GROUP, "NodePool"): ReadAs(KARPENTER_GROUP, "nodepools", False),
+    ("karpenter.k8s.aws", "EC2NodeClass"): ReadAs("karpenter.k8s.aws", "ec2nodeclasses", False),
+    ("monitoring.coreos.com", "PrometheusRule"): ReadAs("monitoring.coreos.com", "prometheusrules", True),
+}
+"""Every Kubernetes kind the platform registers, by the (API group, kind) of its Pulumi type
+(`kubernetes:<group>/<version>:<kind>`, `core` for ""), and how a preview's refresh reads it back. The one list
+the preview's roles are made from: a kind the program starts to register goes here, or the preview cannot
+refresh it (the plan tests check every planned object against the roles)."""
+
+PREVIEW_OWN_KINDS: tuple[ReadAs, ...] = (
+    ReadAs("apiextensions.k8s.io", "customresourcedefinitions", False),
+    ReadAs(KARPENTER_GROUP, "nodeclaims", False),
 )
-"""What a preview reads that AmazonEKSViewPolicy does not: the cluster-scoped kinds the stack manages (and the
-roles and custom resources its charts and observability create). No Secrets: those only in the platform's own
-namespaces (`preview_rbac`)."""
+"""Cluster-scoped reads beyond the managed objects: the CRDs (the preflight and the Prometheus Operator look-up
+list them; the `karpenter-crd` release installs Karpenter's) and Karpenter's NodeClaims (the stack's own kind)."""
 
 _READ = ["get", "list", "watch"]
 
 
 def deployer_entries(deployers: list[Deployer], cluster_admins: Sequence[str] = ()) -> list[PlannedEntry]:
-    """The access entry of each deployer (previews in PREVIEW_GROUP), then of each cluster admin: cluster scope,
-    keyed by its principal (`entry_key`), the entries of everyone who may run `pulumi up`."""
+    """The access entry of each deployer (previews in PREVIEW_GROUP, with no access policy), then of each cluster
+    admin: cluster scope, keyed by its principal (`entry_key`), the entries of everyone who may run `pulumi up`."""
     return [*(PlannedEntry(entry_key(d.principal_arn), d.principal_arn, DEPLOYER_POLICIES[d.role], (), None,
                            (PREVIEW_GROUP,) if d.role == "preview" else ()) for d in deployers),
             *(PlannedEntry(entry_key(arn), arn, "clusterAdmin", (), None) for arn in cluster_admins)]
@@ -207,32 +234,69 @@ def caller_role_arn(caller_arn: str) -> str | None:
     return f"arn:{match[1]}:iam::{match[2]}:role/{match[3]}"
 
 
-def preview_rbac(platform_namespaces: Sequence[str]) -> list[dict[str, Any]]:
-    """The preview group's reads beyond the view policy: a ClusterRole and binding for PREVIEW_CLUSTER_READS, and
-    in each of the platform's own namespaces (where Helm keeps each release's record as a Secret) a Role and
-    binding that read Secrets there. Teams' namespaces get nothing: their Secrets stay unread."""
+def read_as(type_token: str) -> ReadAs | None:
+    """How a preview reads an object of the Pulumi type `kubernetes:<group>/<version>:<kind>` (None: a kind the
+    platform does not register, or not a Kubernetes object)."""
+    api, _, kind = type_token.removeprefix("kubernetes:").rpartition(":")
+    group = api.rpartition("/")[0]
+    return MANAGED_KINDS.get(("" if group == "core" else group, kind))
+
+
+def preview_rbac(managed: Mapping[str, Iterable[tuple[str, str]]]) -> list[dict[str, Any]]:
+    """The preview group's reads, and nothing else: a ClusterRole (and binding) reading the cluster-scoped kinds of
+    MANAGED_KINDS and PREVIEW_OWN_KINDS, and per namespace of `managed` (namespace -> the (API group, kind) of the
+    objects the stack manages there) a Role (and binding) reading those kinds there, and the Role itself.
+    Namespaces not in `managed`, teams' among them, get nothing."""
     name = "eks-karpenter:preview"
     subject = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": PREVIEW_GROUP}]
+    cluster = [k for k in MANAGED_KINDS.values() if not k.namespaced] + list(PREVIEW_OWN_KINDS)
     out: list[dict[str, Any]] = [
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name},
-         "rules": [{"apiGroups": [group], "resources": list(kinds), "verbs": _READ}
-                   for group, kinds in PREVIEW_CLUSTER_READS]},
+         "rules": _rules(cluster)},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
          "subjects": subject},
     ]
-    for namespace in sorted(set(platform_namespaces)):
-        role = f"{name}:helm-releases"
+    own = {("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "RoleBinding")}
+    for namespace in sorted(managed):
+        kinds = [MANAGED_KINDS[k] for k in sorted(set(managed[namespace]) | own)]
+        if any(not k.namespaced for k in kinds):
+            raise ValueError(f"{namespace}: a cluster-scoped kind read as namespaced")
         out += [
             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-             "metadata": {"name": role, "namespace": namespace},
-             "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": _READ}]},
+             "metadata": {"name": name, "namespace": namespace}, "rules": _rules(kinds)},
             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-             "metadata": {"name": role, "namespace": namespace},
-             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+             "metadata": {"name": name, "namespace": namespace},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
              "subjects": subject},
         ]
     return out
+
+
+def preview_reads(*, karpenter: str, termination_handler: str | None, prometheus_rule: bool,
+                  cluster_autoscaler: str | None) -> dict[str, set[tuple[str, str]]]:
+    """Namespace -> the (API group, kind) of each namespaced object the platform registers there, for
+    `preview_rbac`: in Karpenter's namespace its Helm releases, the destroy guard's and the dashboard's ConfigMaps
+    and (with the Prometheus Operator) the PrometheusRule; the termination handler's release in its namespace (None:
+    not deployed); the Cluster Autoscaler Deployment the migration scales (None: no migration). Teams' namespaces
+    hold none of them."""
+    reads: dict[str, set[tuple[str, str]]] = {karpenter: {("helm.sh", "Release"), ("", "ConfigMap")}}
+    if prometheus_rule:
+        reads[karpenter].add(("monitoring.coreos.com", "PrometheusRule"))
+    if termination_handler is not None:
+        reads.setdefault(termination_handler, set()).add(("helm.sh", "Release"))
+    if cluster_autoscaler is not None:
+        reads.setdefault(cluster_autoscaler, set()).add(("apps", "DeploymentPatch"))
+    return reads
+
+
+def _rules(kinds: Iterable[ReadAs]) -> list[dict[str, Any]]:
+    """One read-only rule per API group, its resources sorted."""
+    groups: dict[str, set[str]] = {}
+    for k in kinds:
+        groups.setdefault(k.group, set()).add(k.resource)
+    return [{"apiGroups": [group], "resources": sorted(resources), "verbs": list(_READ)}
+            for group, resources in sorted(groups.items())]
 
 
 @dataclass(frozen=True)

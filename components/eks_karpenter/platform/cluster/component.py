@@ -323,12 +323,14 @@ class Cluster(pulumi.ComponentResource):
                 f"{name}-{entry.key}", cluster_name=cfg.name, principal_arn=entry.principal_arn, type="STANDARD",
                 kubernetes_groups=list(entry.groups) or None, tags=args["tags"],
                 opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(aliases=moved)))
-            association = aws.eks.AccessPolicyAssociation(
+            out.append(resource)
+            if entry.policy is None:  # a preview: its Kubernetes group's roles are all it reads
+                continue
+            out.append(aws.eks.AccessPolicyAssociation(
                 f"{name}-{entry.key}", cluster_name=resource.cluster_name, principal_arn=resource.principal_arn,
                 policy_arn=policy_arn(partition, entry.policy),
                 access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
-                opts=pulumi.ResourceOptions(parent=resource, aliases=moved_assoc))
-            out += [resource, association]
+                opts=pulumi.ResourceOptions(parent=resource, aliases=moved_assoc)))
         return out
 
     def _node_group(self, name: str, group: str, *, cluster: eks.Cluster, cfg: ClusterConfig,
