@@ -174,3 +174,11 @@ def test_a_facts_file_answers_with_the_recorded_groups() -> None:
     found = {"groups": {"legacy": {"taints": [], "httpTokens": "required", "hopLimit": 1, "source": "lt-1"}}}
     results = facts_invoke_results({"nodeGroupMetadata": found}, "us-west-2")
     assert results[NODE_GROUP_METADATA_TOKEN]({}) == found
+
+
+def test_groups_that_cannot_be_read_refuse_a_stack_with_teams(tmp_path: Path) -> None:
+    result = plan_config(with_team(), tmp_path, stack="brownfield", invoke_results={
+        NODE_GROUP_METADATA_TOKEN: {"error": "AccessDeniedException: not authorized"}})
+    assert isinstance(result.error, ConfigError), result.error
+    assert "could not be read (AccessDeniedException" in str(result.error)
+    assert "ec2:DescribeLaunchTemplateVersions" in str(result.error)

@@ -182,11 +182,11 @@ def adopted_group_imds_issue(group: AdoptedGroup, cluster: str, teams: Sequence[
     if not group.exposed or closing_taint_keys(group):
         return None
     how = f"httpTokens {group.http_tokens}, hop limit {group.hop_limit}, from {group.source}"
-    return Issue(at, f"node group {group.name!r} of cluster {cluster!r} is untainted and its nodes answer every pod "
-                 f"on IMDS ({how}): a team pod scheduled there takes the node role's credentials. Close it before "
-                 "teams use the cluster: give it a launch template version with httpTokens required and "
-                 "httpPutResponseHopLimit 1 (a new node group where it has EKS's default template); or taint it "
-                 "NoSchedule (`aws eks update-nodegroup-config --cluster-name "
+    return Issue(at, f"node group {group.name!r} of cluster {cluster!r} has no taint that keeps team pods off, "
+                 f"and its nodes answer every pod on IMDS ({how}): a team pod scheduled there takes the node role's "
+                 "credentials. Close it before teams use the cluster: give it a launch template version with "
+                 "httpTokens required and httpPutResponseHopLimit 1 (a new node group where it has EKS's default "
+                 "template); or taint it NoSchedule (`aws eks update-nodegroup-config --cluster-name "
                  f"{cluster} --nodegroup-name {group.name} --taints 'addOrUpdateTaints=[{{key=<key>,"
                  "effect=NO_SCHEDULE}]'`, and the same toleration on what must still run there), which no team pod "
                  "may then tolerate; or configure no teams until the migration retires the group", list(teams))
