@@ -182,3 +182,31 @@ def test_groups_that_cannot_be_read_refuse_a_stack_with_teams(tmp_path: Path) ->
     assert isinstance(result.error, ConfigError), result.error
     assert "could not be read (AccessDeniedException" in str(result.error)
     assert "ec2:DescribeLaunchTemplateVersions" in str(result.error)
+
+
+def test_a_recorded_facts_file_holds_the_groups_with_teams_only() -> None:
+    import boto3
+    from botocore.stub import Stubber
+    from eks_karpenter.tools.facts import record_facts
+    from eks_karpenter.tools.project import load_project, validated_stack_config
+
+    from tests.support import REPO
+
+    cfg = validated_stack_config(load_project(REPO), "brownfield")
+    keys = {"region_name": "us-west-2", "aws_access_key_id": "x", "aws_secret_access_key": "y"}
+    eks, ec2 = boto3.client("eks", **keys), boto3.client("ec2", **keys)
+    cluster = {"cluster": {"name": "legacy-cas", "version": "1.34", "endpoint": "https://ABC.example",
+                           "certificateAuthority": {"data": "Q0E="}}}
+    with Stubber(eks) as stub:
+        stub.add_response("describe_cluster", cluster, {"name": "legacy-cas"})
+        for _ in range(3):  # core and the migration's two groups, none there
+            stub.add_client_error("describe_nodegroup", "ResourceNotFoundException", "none")
+        assert "nodeGroupMetadata" not in record_facts(cfg, "eks-karpenter", "brownfield", eks, lambda r: {}, ec2)
+    with_teams = cfg.model_copy(update={"access": cfg.access.model_copy(update={"teams": [TEAM]})})
+    with Stubber(eks) as stub:
+        stub.add_response("describe_cluster", cluster, {"name": "legacy-cas"})
+        for _ in range(3):
+            stub.add_client_error("describe_nodegroup", "ResourceNotFoundException", "none")
+        stub.add_response("list_nodegroups", {"nodegroups": []}, {"clusterName": "legacy-cas"})
+        facts = record_facts(with_teams, "eks-karpenter", "brownfield", eks, lambda r: {}, ec2)
+    assert facts["nodeGroupMetadata"] == {"groups": {}}
