@@ -1,6 +1,7 @@
 """The preflight's look-ups: AWS through Pulumi invokes (the offline plan's mocks answer them), the cluster's API
 through `in_cluster_lookup` (the offline plan answers it too; a real run asks the API server). Also which CRDs
-a cluster has (`cluster_crds`), for a created cluster too."""
+a cluster has (`cluster_crds`), for a created cluster too; with teams, every node group of the adopted cluster with
+its taints and metadata options (`adopted_groups`, asked like the in-cluster look-up: boto3 in a real run)."""
 
 from __future__ import annotations
 
