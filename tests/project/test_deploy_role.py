@@ -292,3 +292,16 @@ def test_the_policies_pass_cfn_lint(tmp_path: Path, name: str) -> None:
     result = subprocess.run([sys.executable, "-c", "import sys; from cfnlint.runner import main; sys.exit(main())",
                              "--format", "parseable", str(template)], capture_output=True, text=True, timeout=300)
     assert (result.returncode, result.stdout.strip()) == (0, ""), result.stdout + result.stderr
+
+
+def test_an_adopted_cluster_with_teams_may_read_its_node_groups_launch_templates(tmp_path: Path) -> None:
+    """With teams, the preflight reads every node group of an adopted cluster and the launch template version each
+    launches from; a denied read refuses the plan."""
+    config = stack_config("brownfield")
+    config["eks-karpenter:access"] = {**config.get("eks-karpenter:access", {}), "teams": [
+        {"name": "batch", "namespaces": ["batch"], "principalArns": ["arn:aws:iam::123456789012:role/team-batch"]}]}
+    result = plan_config(config, tmp_path, stack="brownfield")
+    assert result.error is None, result.error
+    granted = all_actions([deploy_role_policy([json.loads(result.document.to_json())])])
+    assert {"eks:ListNodegroups", "eks:DescribeNodegroup", "ec2:DescribeLaunchTemplateVersions"} <= granted
+    assert "eks:ListNodegroups" not in all_actions([deploy_role_policy([document("brownfield")])])

@@ -22,6 +22,10 @@ ADDON_VERSIONS_TOKEN = "eks-karpenter:eks:addonVersions"
 data source lists them all."""
 """The look-up of which CRDs of some API groups a cluster has (created or adopted), by the same name. Offline the
 mocks answer as a new cluster: none."""
+NODE_GROUP_METADATA_TOKEN = "eks-karpenter:eks:nodeGroupMetadata"
+"""The look-up of every managed node group of an adopted cluster with its taints and its nodes' instance metadata
+options (ListNodegroups, DescribeNodegroup, DescribeLaunchTemplateVersions): no Pulumi data source reads a given
+launch template version."""
 
 
 ACCESS_ENTRY_MODES = ("API", "API_AND_CONFIG_MAP")
@@ -129,6 +133,48 @@ class NodeGroup:
     """The offline plan's mocks made this group up (its sizes and capacity type are not the cluster's)."""
 
 
+EKS_DEFAULT_METADATA = ("optional", 2)
+"""(httpTokens, hop limit) taken for a managed node group without a launch template of its own, and for a value
+a launch template leaves out. EKS then launches the group from a template it creates "with default values" (EKS
+User Guide, "Customize managed nodes with launch templates"), which it does not list; an instance left to EC2's
+defaults gets IMDSv1 unless its AMI is registered with ImdsSupport v2.0, which brings hop limit 2 (EC2 API
+Reference, RegisterImage `ImdsSupport`). The least safe of these is taken: only metadata options the cluster's
+owner set in a launch template show a group's nodes closed to pods."""
+
+
+@dataclass(frozen=True)
+class AdoptedGroup:
+    """A managed node group of an adopted cluster, with what decides whether a pod on its nodes reaches IMDS."""
+
+    name: str
+    taints: tuple[tuple[str, str], ...]
+    """(key, effect) of each taint, effect as EKS spells it (`NO_SCHEDULE`, `NO_EXECUTE`, `PREFER_NO_SCHEDULE`)."""
+    http_tokens: str
+    """`required` (IMDSv2 only) or `optional` (IMDSv1 too, which no hop limit bounds)."""
+    hop_limit: int
+    source: str
+    """Where the metadata options come from: `launch template <id> version <v>`, or EKS's default."""
+    placeholder: bool = False
+    """The offline plan's mocks made this group up."""
+
+    @property
+    def exposed(self) -> bool:
+        """A pod (not only a host-network one) on its nodes can take the node role's credentials."""
+        return self.http_tokens != "required" or self.hop_limit > 1
+
+    @property
+    def fencing_taint_keys(self) -> tuple[str, ...]:
+        """Keys of its taints that keep pods off (NoSchedule, NoExecute) unless they tolerate them."""
+        return tuple(dict.fromkeys(k for k, effect in self.taints if effect in ("NO_SCHEDULE", "NO_EXECUTE")))
+
+    @staticmethod
+    def from_answer(name: str, answer: dict[str, Any]) -> AdoptedGroup:
+        return AdoptedGroup(name, tuple((str(t["key"]), str(t["effect"])) for t in answer.get("taints") or []),
+                            str(answer.get("httpTokens") or EKS_DEFAULT_METADATA[0]),
+                            int(answer.get("hopLimit") or EKS_DEFAULT_METADATA[1]),
+                            str(answer.get("source", "")), bool(answer.get(OFFLINE_PLACEHOLDER)))
+
+
 @dataclass(frozen=True)
 class ClusterFacts:
     """Everything the preflight read, before anything was registered."""
@@ -146,3 +192,6 @@ class ClusterFacts:
     version: str = ""
     placeholder: bool = False
     """The offline plan's mocks made the cluster's look-up up (its version, access settings)."""
+    adopted_groups: tuple[AdoptedGroup, ...] | str = ()
+    """Every managed node group of the cluster with its taints and metadata options (read when teams are
+    configured), or why they could not be read."""

@@ -328,7 +328,8 @@ def _team_policies(st: _Stack, node_role_name: str) -> dict[str, list[dict[str, 
         pool_teams=tuple(t.name for t in cfg.access.teams if t.node_pools),
         ami_aliases=tuple(sorted({versions.AMI_ALIAS, *filter(None, (c.alias for c in cfg.node_classes))})),
         private_node_classes=private_classes(cfg.node_classes),
-        taint_keys=platform_taint_keys([CRITICAL_ADDONS_TAINT.key], cfg.node_pools),
+        taint_keys=platform_taint_keys([CRITICAL_ADDONS_TAINT.key], cfg.node_pools, st.facts.adopted_groups
+                                       if st.facts and not isinstance(st.facts.adopted_groups, str) else ()),
         kms_key_ids=platform_kms_keys(cfg.node_classes), stack_tags=st.tags,
         subnet_ids=tuple(sorted((cfg.network.private_subnet_ids or {}).values()))
         if cfg.network.adopting and not cfg.network.write_discovery_tags else ()))

@@ -237,9 +237,10 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         import boto3
     except ImportError:
         raise UsageError("preflight --record needs boto3: pip install 'eks-karpenter[live]'") from None
-    eks = boto3.Session(region_name=cfg.region).client("eks")
+    session = boto3.Session(region_name=cfg.region)
+    eks = session.client("eks")
     try:
-        facts = record_facts(cfg, project.name, args.stack, eks, probe)
+        facts = record_facts(cfg, project.name, args.stack, eks, probe, session.client("ec2"))
     except Exception as exc:  # botocore: no credentials, no network, no such cluster
         raise UsageError(f"preflight: cannot read cluster {cfg.cluster.name!r} in {cfg.region}: "
                          f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None

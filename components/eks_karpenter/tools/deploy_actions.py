@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from eks_karpenter.platform.adopted import NODE_GROUP_METADATA_TOKEN
+
 TF_AWS = "hashicorp/terraform-provider-aws"
 """The Terraform provider pulumi-aws bridges (pulumi-aws 7.x): the `aws:` types' behaviour is its code."""
 PULUMI_EKS = "pulumi/pulumi-eks"
@@ -435,6 +437,12 @@ ACTIONS: dict[str, TypeActions] = {
         # The queue's URL by name, its ARN, then its tags.
         read=("sqs:GetQueueUrl", "sqs:GetQueueAttributes", "sqs:ListQueueTags"),
         evidence=(tf("internal/service/sqs/queue_data_source.go", "0148137dc6fb802b97b74036846777ab15c0f9ad"),)),
+    # The library's own look-up of an adopted cluster's node groups (with teams): every group, the launch template
+    # version each launches from.
+    NODE_GROUP_METADATA_TOKEN: TypeActions(
+        read=("eks:ListNodegroups", "eks:DescribeNodegroup", "ec2:DescribeLaunchTemplateVersions"),
+        evidence=("eks-karpenter components/eks_karpenter/platform/preflight/hook.py (node_group_metadata: boto3 "
+                  "list_nodegroups, describe_nodegroup, describe_launch_template_versions)",)),
     "aws:eks/getCluster:getCluster": TypeActions(
         read=("eks:DescribeCluster",), evidence=(f"{TF_AWS} internal/service/eks/cluster_data_source.go",)),
     "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": TypeActions(
@@ -447,7 +455,8 @@ ACTIONS: dict[str, TypeActions] = {
 
 NO_AWS_API = ("eks-karpenter:", "kubernetes:", "pulumi:providers:")
 """Type prefixes that call no AWS API: this library's components, Kubernetes objects (the cluster's API, which the
-deploy role reaches through its EKS access entry), and provider resources."""
+deploy role reaches through its EKS access entry), and provider resources; but for the library's own look-ups
+of AWS that have a row above."""
 
 
 def expanded(type_: str) -> TypeActions:

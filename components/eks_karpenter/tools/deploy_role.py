@@ -94,7 +94,7 @@ class StackIam:
 
 
 def needs_iam(type_: str) -> bool:
-    return not type_.startswith(NO_AWS_API)
+    return type_ in ACTIONS or not type_.startswith(NO_AWS_API)
 
 
 def row(type_: str) -> TypeActions:

@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN
+from eks_karpenter.platform.adopted import IN_CLUSTER_TOKEN, NODE_GROUP_METADATA_TOKEN
+from eks_karpenter.platform.preflight.hook import node_group_metadata
 from eks_karpenter.platform.preflight.lookup import in_cluster_request, node_group_names
 from eks_karpenter.platform.stack import StackConfig
 
@@ -23,9 +24,10 @@ FORMAT = 1
 
 
 def record_facts(cfg: StackConfig, project: str, stack: str, eks: Any,
-                 ask_cluster: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+                 ask_cluster: Callable[[dict[str, Any]], dict[str, Any]], ec2: Any = None) -> dict[str, Any]:
     """What the preflight reads of `cfg`'s adopted cluster, from `eks` (a boto3 EKS client) and `ask_cluster` (the
-    in-cluster look-up, asked as the preflight asks it)."""
+    in-cluster look-up, asked as the preflight asks it); with teams, every node group's taints and metadata
+    options too (`ec2`: a boto3 EC2 client, for their launch templates)."""
     name = cfg.cluster.name
     found = eks.describe_cluster(name=name)["cluster"]
     vpc = found.get("resourcesVpcConfig", {})
@@ -50,8 +52,11 @@ def record_facts(cfg: StackConfig, project: str, stack: str, eks: Any,
     if cfg.cluster.preflight:
         ca = found.get("certificateAuthority", {}).get("data", "")
         answer = ask_cluster(in_cluster_request(cfg, project, stack, found.get("endpoint", ""), ca))
-    return {"format": FORMAT, "cluster": name, "recorded": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "clusterFacts": cluster, "nodeGroups": groups, "inCluster": answer}
+    recorded = {"format": FORMAT, "cluster": name, "recorded": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "clusterFacts": cluster, "nodeGroups": groups, "inCluster": answer}
+    if cfg.access.teams and ec2 is not None:
+        recorded["nodeGroupMetadata"] = node_group_metadata({"clusterName": name, "region": cfg.region}, eks, ec2)
+    return recorded
 
 
 class FactsFileError(Exception):
@@ -114,4 +119,7 @@ def facts_invoke_results(data: Mapping[str, Any], region: str) -> dict[str, Call
     answer = data.get("inCluster")
     if isinstance(answer, dict):
         results[IN_CLUSTER_TOKEN] = lambda args: dict(answer)
+    metadata = data.get("nodeGroupMetadata")
+    if isinstance(metadata, dict):
+        results[NODE_GROUP_METADATA_TOKEN] = lambda args: dict(metadata)
     return results

@@ -38,6 +38,7 @@ from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP, NODEGROUP_LABEL, SYSTEM_NODE_LABEL, WELL_KNOWN_KEYS
 from eks_karpenter.platform.access.config import Team
 from eks_karpenter.platform.access.plan import team_group
+from eks_karpenter.platform.adopted import AdoptedGroup
 from eks_karpenter.platform.nodepool.class_config import NodeClassConfig
 from eks_karpenter.platform.nodepool.config import NodePoolConfig
 
@@ -100,13 +101,23 @@ def private_classes(classes: Sequence[NodeClassConfig]) -> tuple[str, ...]:
                  if c.capacity_reservation_selector_terms or c.placement_group_selector is not None)
 
 
-def platform_taint_keys(system_group: Sequence[str], pools: Sequence[NodePoolConfig]) -> tuple[str, ...]:
-    """The taint keys no team pod may tolerate: the system node group's (`system_group`) and the platform pools'
-    that say whom the nodes are for. A taint keyed by a well-known node label (`kubernetes.io/arch` on an arm64
-    pool) says what the nodes are, not whom they are for, so tolerating it is left to every pod. The spot node
-    groups' taints are left out too: those groups are for teams' workloads."""
-    keys = [*system_group, *(t.key for p in pools for t in p.taints if t.key not in WELL_KNOWN_KEYS)]
+def platform_taint_keys(system_group: Sequence[str], pools: Sequence[NodePoolConfig],
+                        adopted: Sequence[AdoptedGroup] = ()) -> tuple[str, ...]:
+    """The taint keys no team pod may tolerate: the system node group's (`system_group`), the platform pools'
+    that say whom the nodes are for, and those that close an adopted cluster's node groups whose nodes hand pods
+    the node role's credentials (`closing_taint_keys`). A taint keyed by a well-known node label
+    (`kubernetes.io/arch` on an arm64 pool) says what the nodes are, not whom they are for, so tolerating it is
+    left to every pod. The spot node groups' taints are left out too: those groups are for teams' workloads."""
+    keys = [*system_group, *(t.key for p in pools for t in p.taints if t.key not in WELL_KNOWN_KEYS),
+            *(k for g in adopted if g.exposed for k in closing_taint_keys(g))]
     return tuple(dict.fromkeys(keys))
+
+
+def closing_taint_keys(group: AdoptedGroup) -> tuple[str, ...]:
+    """The keys of an adopted group's taints that can keep team pods off its nodes once no team pod may tolerate
+    them: NoSchedule or NoExecute, and neither the team taint (a team's pods tolerate their own) nor a well-known
+    node label (every pod may tolerate those)."""
+    return tuple(k for k in group.fencing_taint_keys if k != TEAM_LABEL and k not in WELL_KNOWN_KEYS)
 
 
 def platform_kms_keys(classes: Sequence[NodeClassConfig]) -> tuple[str, ...]:

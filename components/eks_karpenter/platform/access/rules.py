@@ -10,6 +10,7 @@ from typing import Any
 from eks_karpenter.arns import partition_of
 from eks_karpenter.config.errors import Issue, KeyPath
 from eks_karpenter.platform.access.config import AccessConfig, ProviderCredentials, Team
+from eks_karpenter.platform.access.guardrails import closing_taint_keys
 from eks_karpenter.platform.access.plan import (
     SSO_PATH,
     AwsIdentity,
@@ -18,6 +19,7 @@ from eks_karpenter.platform.access.plan import (
     parse_principal,
     same_principal,
 )
+from eks_karpenter.platform.adopted import AdoptedGroup
 from eks_karpenter.platform.namespaces.plan import BUILTIN_NAMESPACES
 
 _NAME = re.compile(r"^[A-Za-z0-9_+=,.@-]{1,128}$")
@@ -170,6 +172,24 @@ def tenant_imds_issues(teams: Sequence[Team], system_hop_limit: int, spot_hop_li
     issues += [Issue(at_classes + (i, "metadataOptions", "httpPutResponseHopLimit"), why, limit)
                for i, limit in enumerate(class_hop_limits) if limit > 1]
     return issues
+
+
+def adopted_group_imds_issue(group: AdoptedGroup, cluster: str, teams: Sequence[str], at: KeyPath) -> Issue | None:
+    """With teams (`teams`, at `at`: `access.teams`), an adopted cluster's node group whose nodes answer pods on
+    IMDS (IMDSv1 on, or a hop limit above 1) hands any team pod landing there the node role's credentials. It
+    passes only when a NoSchedule or NoExecute taint keeps team pods off: that taint's key is then one no team pod
+    may tolerate (`guardrails.platform_taint_keys`)."""
+    if not group.exposed or closing_taint_keys(group):
+        return None
+    how = f"httpTokens {group.http_tokens}, hop limit {group.hop_limit}, from {group.source}"
+    return Issue(at, f"node group {group.name!r} of cluster {cluster!r} has no taint that keeps team pods off, "
+                 f"and its nodes answer every pod on IMDS ({how}): a team pod scheduled there takes the node role's "
+                 "credentials. Close it before teams use the cluster: give it a launch template version with "
+                 "httpTokens required and httpPutResponseHopLimit 1 (a new node group where it has EKS's default "
+                 "template); or taint it NoSchedule (`aws eks update-nodegroup-config --cluster-name "
+                 f"{cluster} --nodegroup-name {group.name} --taints 'addOrUpdateTaints=[{{key=<key>,"
+                 "effect=NO_SCHEDULE}]'`, and the same toleration on what must still run there), which no team pod "
+                 "may then tolerate; or configure no teams until the migration retires the group", list(teams))
 
 
 def platform_objects_in_team_prefix(teams: Sequence[Team], pools: Sequence[str], classes: Sequence[str],

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from eks_karpenter.config.errors import Issue, KeyPath, render_path
 from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP
+from eks_karpenter.platform.access.rules import adopted_group_imds_issue
 from eks_karpenter.platform.adopted import (
     ACCESS_ENTRY_MODES,
     ClusterFacts,
@@ -71,7 +72,25 @@ def preflight_issues(cfg: StackConfig, facts: ClusterFacts, *, releases: list[Ou
             add(_cluster_autoscaler(cfg, here, project), here.placeholder)
     for issue, placeholder in _node_groups(cfg, facts, project):
         add([issue], placeholder)
+    for issue, placeholder in _adopted_groups(cfg, facts, project):
+        add([issue], placeholder)
     return found
+
+
+def _adopted_groups(cfg: StackConfig, facts: ClusterFacts, project: str) -> list[tuple[Issue, bool]]:
+    """With teams: each of the cluster's node groups whose nodes hand team pods the node role's credentials
+    (`adopted_group_imds_issue`), with whether the group is an offline placeholder."""
+    teams = [t.name for t in cfg.access.teams]
+    if not teams:
+        return []
+    at: KeyPath = (f"{project}:access", "teams")
+    if isinstance(facts.adopted_groups, str):
+        return [(Issue(at, f"the node groups of cluster {facts.name!r} could not be read ({facts.adopted_groups}): "
+                       "with teams, each is checked for nodes that hand pods the node role's credentials; the "
+                       "deployer needs eks:ListNodegroups, eks:DescribeNodegroup and "
+                       "ec2:DescribeLaunchTemplateVersions", teams), False)]
+    found = ((adopted_group_imds_issue(g, facts.name, teams, at), g.placeholder) for g in facts.adopted_groups)
+    return [(issue, placeholder) for issue, placeholder in found if issue is not None]
 
 
 def placeholder_warnings(facts: ClusterFacts, on_placeholders: list[Issue], stack: str) -> list[str]:
@@ -80,6 +99,8 @@ def placeholder_warnings(facts: ClusterFacts, on_placeholders: list[Issue], stac
     made_up = [f"node group {g.name!r} ({g.capacity_type}, {g.min_size} to {g.max_size} nodes, "
                f"{g.desired_size} running)" for g in facts.node_groups.values()
                if isinstance(g, NodeGroup) and g.placeholder]
+    adopted = () if isinstance(facts.adopted_groups, str) else facts.adopted_groups
+    made_up += [f"node group {g.name!r} (untainted, on {g.source})" for g in adopted if g.placeholder]
     if facts.placeholder:
         made_up.append(f"Kubernetes {facts.version} and authentication mode {facts.authentication_mode}")
     if facts.in_cluster is not None and facts.in_cluster.placeholder:

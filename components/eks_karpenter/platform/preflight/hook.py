@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from eks_karpenter.platform.adopted import ADDON_VERSIONS_TOKEN, CRDS_TOKEN
+from eks_karpenter.platform.adopted import ADDON_VERSIONS_TOKEN, CRDS_TOKEN, NODE_GROUP_METADATA_TOKEN
 
 InClusterLookup = Callable[[str, dict[str, Any]], dict[str, Any]]
 """(token, request) -> answer; the token names the look-up (`IN_CLUSTER_TOKEN`, `CRDS_TOKEN`)."""
@@ -17,6 +17,8 @@ def _real(token: str, request: dict[str, Any]) -> dict[str, Any]:
 
     if token == ADDON_VERSIONS_TOKEN:
         return addon_versions(request)
+    if token == NODE_GROUP_METADATA_TOKEN:
+        return node_group_metadata(request)
     return probe.crds(request) if token == CRDS_TOKEN else probe.probe(request)
 
 
@@ -34,6 +36,42 @@ def addon_versions(request: dict[str, Any], client: Any = None) -> dict[str, Any
         for page in pages:
             versions += [v["addonVersion"] for addon in page.get("addons", []) for v in addon.get("addonVersions", [])]
         return {"versions": versions}
+    except Exception as exc:  # no credentials, no network, no permission: the caller says what it could not check
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def node_group_metadata(request: dict[str, Any], eks: Any = None, ec2: Any = None) -> dict[str, Any]:
+    """Every managed node group of cluster `clusterName` with its taints and the metadata options of the launch
+    template version it launches from: `{"groups": {name: {"taints", "httpTokens", "hopLimit", "source"}}}`
+    (no `httpTokens`/`hopLimit`: not set, EKS's or EC2's default), or `{"error": ...}` when AWS cannot be
+    asked."""
+    try:
+        if eks is None or ec2 is None:
+            import boto3
+
+            eks = eks or boto3.client("eks", region_name=request["region"] or None)
+            ec2 = ec2 or boto3.client("ec2", region_name=request["region"] or None)
+        cluster = request["clusterName"]
+        names = [n for page in eks.get_paginator("list_nodegroups").paginate(clusterName=cluster)
+                 for n in page.get("nodegroups", [])]
+        groups: dict[str, Any] = {}
+        for name in names:
+            group = eks.describe_nodegroup(clusterName=cluster, nodegroupName=name)["nodegroup"]
+            found: dict[str, Any] = {"taints": [{"key": t.get("key", ""), "effect": t.get("effect", "")}
+                                                for t in group.get("taints") or []],
+                                     "source": "EKS's default launch template"}
+            template = group.get("launchTemplate") or {}
+            if template.get("id") or template.get("name"):
+                version = str(template.get("version") or "$Default")
+                ask = {"LaunchTemplateId": template["id"]} if template.get("id") else \
+                    {"LaunchTemplateName": template["name"]}
+                data = ec2.describe_launch_template_versions(**ask, Versions=[version])["LaunchTemplateVersions"]
+                options = (data[0].get("LaunchTemplateData") or {}).get("MetadataOptions") or {} if data else {}
+                found["source"] = f"launch template {template.get('id') or template.get('name')} version {version}"
+                found["httpTokens"] = options.get("HttpTokens")
+                found["hopLimit"] = options.get("HttpPutResponseHopLimit")
+            groups[name] = found
+        return {"groups": groups}
     except Exception as exc:  # no credentials, no network, no permission: the caller says what it could not check
         return {"error": f"{type(exc).__name__}: {exc}"}
 

@@ -1,6 +1,7 @@
 """The preflight's look-ups: AWS through Pulumi invokes (the offline plan's mocks answer them), the cluster's API
 through `in_cluster_lookup` (the offline plan answers it too; a real run asks the API server). Also which CRDs
-a cluster has (`cluster_crds`), for a created cluster too."""
+a cluster has (`cluster_crds`), for a created cluster too; with teams, every node group of the adopted cluster with
+its taints and metadata options (`adopted_groups`, asked like the in-cluster look-up: boto3 in a real run)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.platform.adopted import (
     CRDS_TOKEN,
     IN_CLUSTER_TOKEN,
+    NODE_GROUP_METADATA_TOKEN,
     OFFLINE_PLACEHOLDER,
+    AdoptedGroup,
     ClusterFacts,
     InCluster,
     NodeGroup,
@@ -106,7 +109,7 @@ def run_preflight(cfg: StackConfig, source: str, project: str, stack: str) -> tu
         endpoint=found.endpoint, endpoint_public_access=bool(getattr(vpc, "endpoint_public_access", True)),
         public_access_cidrs=tuple(getattr(vpc, "public_access_cidrs", None) or ()), deployer_arn=deployer,
         in_cluster=in_cluster, node_groups=_node_groups(cfg), version=found.version,
-        placeholder=bool((found.tags or {}).get(OFFLINE_PLACEHOLDER)))
+        placeholder=bool((found.tags or {}).get(OFFLINE_PLACEHOLDER)), adopted_groups=adopted_groups(cfg))
     findings = preflight_issues(cfg, facts, releases=releases, marker=release_marker(project, stack),
                                 owner=release_owner(project, stack), project=project)
     if findings.issues:
@@ -141,6 +144,20 @@ def _node_groups(cfg: StackConfig) -> dict[str, NodeGroup | str]:
                               node_role_arn=group.node_role_arn, subnet_ids=tuple(group.subnet_ids),
                               status=group.status, placeholder=bool((group.tags or {}).get(OFFLINE_PLACEHOLDER)))
     return out
+
+
+def adopted_groups(cfg: StackConfig) -> tuple[AdoptedGroup, ...] | str:
+    """With teams, every managed node group of the adopted cluster with its taints and metadata options (on an
+    adopted cluster this stack creates none), or why they could not be read. Without teams, none: their nodes
+    are no tenant's concern then, and the deployer needs no permission to read them."""
+    if not cfg.access.teams:
+        return ()
+    # AWS lists every group; `nodeGroups` (those the stack file names) is what the offline plan's mocks answer.
+    answer = ask_cluster({"clusterName": cfg.cluster.name, "region": cfg.region,
+                          "nodeGroups": node_group_names(cfg)}, NODE_GROUP_METADATA_TOKEN)
+    if answer.get("error"):
+        return str(answer["error"])
+    return tuple(AdoptedGroup.from_answer(name, found) for name, found in sorted((answer.get("groups") or {}).items()))
 
 
 def _reason(exc: Exception) -> str:

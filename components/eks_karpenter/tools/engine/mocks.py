@@ -17,7 +17,13 @@ from eks_karpenter import versions
 from eks_karpenter.arns import ZONE_LETTERS, dns_suffix
 from eks_karpenter.labels import INSTANCE_GENERATION
 from eks_karpenter.platform.access.plan import aws_provider_identity, parse_principal
-from eks_karpenter.platform.adopted import ADDON_VERSIONS_TOKEN, CRDS_TOKEN, IN_CLUSTER_TOKEN, OFFLINE_PLACEHOLDER
+from eks_karpenter.platform.adopted import (
+    ADDON_VERSIONS_TOKEN,
+    CRDS_TOKEN,
+    IN_CLUSTER_TOKEN,
+    NODE_GROUP_METADATA_TOKEN,
+    OFFLINE_PLACEHOLDER,
+)
 from eks_karpenter.tools.engine.document import PlannedInvoke, PlannedResource
 from eks_karpenter.tools.engine.outputs import ACCOUNT_ID, CA_DATA, digest, partition, provider_state
 
@@ -204,6 +210,12 @@ _LIBRARY_LOOKUPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     ADDON_VERSIONS_TOKEN: lambda args: {"versions": None},
     # A new cluster: none of the CRDs asked about (a cluster running, say, the Prometheus Operator is a test's).
     CRDS_TOKEN: lambda args: {"reachable": True, "crds": []},
+    # The groups the stack file names, each as Cluster Autoscaler's era made them: untainted, on EKS's default
+    # launch template (IMDSv1 on, hop limit 2 taken), so a brownfield stack with teams plans with a warning per
+    # group, which a real run refuses unless the group is closed (platform/access/rules.py).
+    NODE_GROUP_METADATA_TOKEN: lambda args: {"groups": {
+        str(name): {"taints": [], "source": "EKS's default launch template", OFFLINE_PLACEHOLDER: True}
+        for name in args.get("nodeGroups") or []}},
 }
 """The library's own look-ups (answered by the cluster or AWS in a real run), as the offline plan answers them;
 tests answer them otherwise with invoke_results."""
