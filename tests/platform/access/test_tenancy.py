@@ -487,4 +487,4 @@ def test_a_pool_may_not_require_a_platform_label() -> None:
     pool = node_pool()
     pool["spec"]["template"]["spec"]["requirements"].append(
         {"key": "node-role/system", "operator": "In", "values": ["true"]})
-    assert any("platform's own domains" in m for m in denied(pool))
+    assert any("requirements name no label in the domains the cluster schedules by" in m for m in denied(pool))

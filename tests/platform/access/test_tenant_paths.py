@@ -251,3 +251,48 @@ def test_a_prod_team_may_not_tolerate_the_critical_pool_but_may_use_arm64(tmp_pa
     arm = _pod(tolerations=[{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}],
                nodeSelector={"kubernetes.io/arch": "arm64"})
     assert _in_team(arm, policy=policy).denied == []
+
+
+# --- requirements that become node labels --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key", ["eks.amazonaws.com/nodegroup", "eks.amazonaws.com/capacityType", "node-role/system"])
+def test_a_pool_may_not_require_a_label_the_template_may_not_set(key: str) -> None:
+    # A single-value `In` requirement becomes a label on every node Karpenter launches for the pool.
+    pool = node_pool(requirements=[{"key": key, "operator": "In", "values": ["system-20261127"]}])
+    assert any("requirements name no label in the domains the cluster schedules by" in m for m in _denied(pool))
+
+
+def test_a_pool_may_narrow_by_karpenters_well_known_labels() -> None:
+    pool = node_pool(requirements=[
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m7i.large"]},
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m7i"]},
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eu-west-1a"]},
+        {"key": "example.com/tier", "operator": "In", "values": ["batch"]}])
+    assert _denied(pool) == []
+
+
+# --- updates of pods admitted before a rule ----------------------------------------------------------------------
+
+BEFORE = _pod(nodeName=WEB_NODE, tolerations=[{"key": "CriticalAddonsOnly", "operator": "Exists"}],
+              nodeSelector={"node-role/system": "true"})
+BEFORE["metadata"]["finalizers"] = ["batch.kubernetes.io/job-tracking"]
+
+
+def test_an_update_that_keeps_what_a_rule_refuses_is_admitted() -> None:
+    # The job controller removes its finalizer from a pod admitted before the rule: refusing it would leave the
+    # pod Terminating for ever.
+    released = copy.deepcopy(BEFORE)
+    released["metadata"]["finalizers"] = []
+    assert _in_team(released, "UPDATE", old=BEFORE).denied == []
+
+
+def test_an_update_that_adds_a_refused_toleration_or_selector_is_refused() -> None:
+    plain = _pod(schedulingGates=[{"name": "example.com/wait"}])
+    tolerating = copy.deepcopy(plain)
+    tolerating["spec"]["tolerations"] = [{"key": "CriticalAddonsOnly", "operator": "Exists"}]
+    assert any("platform's node taints" in m for m in _in_team(tolerating, "UPDATE", old=plain).denied)
+    # A gated pod's node selection may be narrowed by an update.
+    selecting = copy.deepcopy(plain)
+    selecting["spec"]["nodeSelector"] = {"node-role/system": "true"}
+    assert any("may not select nodes" in m for m in _in_team(selecting, "UPDATE", old=plain).denied)

@@ -296,17 +296,6 @@ def _reserved_label(var: str) -> str:
     return (f"{_lit(list(RESERVED_LABEL_DOMAINS))}.exists(d, {domain} == d || {domain}.endsWith('.' + d))")
 
 
-PLATFORM_LABEL_DOMAINS = ("eks-karpenter", SYSTEM_NODE_LABEL.partition("/")[0])
-"""Label domains only the platform's nodes carry (Karpenter's and Kubernetes' well-known labels are a pool's to
-require: they narrow what it launches)."""
-
-
-def _platform_label(var: str) -> str:
-    """CEL: label key `var` is in one of the platform's own domains (PLATFORM_LABEL_DOMAINS)."""
-    domain = f"({var}.indexOf('/') > 0 ? {var}.substring(0, {var}.indexOf('/')) : '')"
-    return f"{_lit(list(PLATFORM_LABEL_DOMAINS))}.exists(d, {domain} == d || {domain}.endsWith('.' + d))"
-
-
 def _pool_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str, str]]:
     """A team's NodePool uses the team's or the platform's node classes, caps cpu and memory under the team's
     ceiling, and only takes the team's pods: the team's label and taint, no reserved label, no higher weight."""
@@ -331,10 +320,11 @@ def _pool_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str
                     f"({', '.join(RESERVED_LABEL_DOMAINS)})", "reason": "Forbidden"},
         {"expression": f"!variables.isPool || !has({template}.spec.requirements) || "
                        f"{template}.spec.requirements.all(r, r.key == {_lit(TEAM_LABEL)} || "
-                       f"!{_platform_label('r.key')})",
-         "message": f"team {name}: a NodePool's requirements name no label of the platform's own domains "
-                    f"({', '.join(PLATFORM_LABEL_DOMAINS)}): Karpenter would put it on the team's nodes",
-         "reason": "Forbidden"},
+                       f"r.key in {_lit(sorted(WELL_KNOWN_KEYS))} || !{_reserved_label('r.key')})",
+         "message": f"team {name}: a NodePool's requirements name no label in the domains the cluster schedules by "
+                    f"({', '.join(RESERVED_LABEL_DOMAINS)}) but Karpenter's well-known ones (instance type, zone, "
+                    "capacity type, arch, os, karpenter.k8s.aws/*): Karpenter puts a required label on the nodes it "
+                    "launches, as a template label would", "reason": "Forbidden"},
         {"expression": "!variables.isPool || !has(object.spec.weight)" if top == 0 else
                        f"!variables.isPool || !has(object.spec.weight) || object.spec.weight <= {top}",
          "message": f"team {name}: a NodePool's weight may not exceed the platform pools' "
@@ -420,6 +410,16 @@ def team_workload_policy(team: Team, platform: PlatformNodeAccess) -> dict[str, 
     }
 
 
+def _pod_sets(field: str) -> str:
+    """CEL: the request is a pod's and sets `spec.<field>`: a create, or an update that changes it. An update
+    that keeps a field as it was is not held to a rule on it, so a pod admitted before the rule (or before the
+    team existed) can still be updated, e.g. by the job controller removing its finalizer; a pod's spec is
+    immutable but for tolerations (appended) and, while it is gated, node selection (narrowed)."""
+    new, old = f"object.spec.{field}", f"oldObject.spec.{field}"
+    return (f"(variables.isPod && (request.operation == 'CREATE' || has({new}) != has({old}) || "
+            f"(has({new}) && {new} != {old})))")
+
+
 def _pod_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str, str]]:
     """What a team's pod may not do (see `team_workload_policy`)."""
     name = team.name
@@ -437,12 +437,13 @@ def _pod_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str,
                 f"(!has({term}.matchFields) || {term}.matchFields.all(e, !(e.key in {selecting})))")
 
     return [
-        {"expression": f"!{pod} || !has(object.spec.priorityClassName) || "
+        {"expression": f"!{_pod_sets('priorityClassName')} || !has(object.spec.priorityClassName) || "
                        f"!(object.spec.priorityClassName in {_lit(list(CRITICAL_PRIORITY_CLASSES))})",
          "message": f"team {name}: pods may not use {' or '.join(CRITICAL_PRIORITY_CLASSES)} (they would "
                     "preempt the platform's and other teams' pods)", "reason": "Forbidden"},
-        {"expression": f"!{pod} || !has({tolerations}) || {tolerations}.all(t, has(t.key) && t.key != '' "
-                       f"&& !(t.key == {_lit(TEAM_LABEL)} && (!has(t.value) || t.value != {_lit(name)})))",
+        {"expression": f"!{_pod_sets('tolerations')} || !has({tolerations}) || {tolerations}.all(t, has(t.key) "
+                       f"&& t.key != '' && !(t.key == {_lit(TEAM_LABEL)} && "
+                       f"(!has(t.value) || t.value != {_lit(name)})))",
          "message": f"team {name}: every toleration names a taint key, and the team taint only with its own "
                     f"value ({TEAM_LABEL}={name}): a keyless toleration lands on every node, another "
                     "team's on its pool", "reason": "Forbidden"},
@@ -451,18 +452,18 @@ def _pod_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str,
         # on the host network) to every DaemonSet pod, and DefaultTolerationSeconds adds not-ready and
         # unreachable to every pod. A cordoned node still carries its pool's taints, so tolerating
         # `unschedulable` reaches only nodes the pod could use anyway, and team DaemonSets keep working.
-        {"expression": f"!{pod} || !has({tolerations}) || {tolerations}.all(t, !has(t.key) || "
+        {"expression": f"!{_pod_sets('tolerations')} || !has({tolerations}) || {tolerations}.all(t, !has(t.key) || "
                        f"!(t.key in {_lit(list(platform.taint_keys))} || "
                        f"t.key.startsWith({_lit(KARPENTER_TAINT_PREFIX)})))",
          "message": f"team {name}: pods may not tolerate the platform's node taints ("
                     + ", ".join([*platform.taint_keys, KARPENTER_TAINT_PREFIX + '*'])
                     + "): they keep workloads off the system nodes, the platform's own pools and nodes "
                     "Karpenter is taking away", "reason": "Forbidden"},
-        {"expression": f"!{pod} || !has(object.spec.nodeSelector) || "
+        {"expression": f"!{_pod_sets('nodeSelector')} || !has(object.spec.nodeSelector) || "
                        f"!{selecting}.exists(k, k in object.spec.nodeSelector)",
          "message": f"team {name}: pods may not select nodes by {' or '.join(NODE_SELECTING_LABELS)} (the "
                     "system nodes, the platform's node groups)", "reason": "Forbidden"},
-        *({"expression": f"!{pod} || !({has_node_affinity} && has({field})) || {terms}.all({each})",
+        *({"expression": f"!{_pod_sets('affinity')} || !({has_node_affinity} && has({field})) || {terms}.all({each})",
            "message": f"team {name}: a pod's node affinity may not name {' or '.join(NODE_SELECTING_LABELS)}"
                       " (the system nodes, the platform's node groups)", "reason": "Forbidden"}
           for field, terms, each in ((required, f"{required}.nodeSelectorTerms", f"t, {term_ok('t')}"),
@@ -473,14 +474,14 @@ def _pod_validations(team: Team, platform: PlatformNodeAccess) -> list[dict[str,
                     "NoSchedule taint (the system nodes', other teams' pools)", "reason": "Forbidden"},
         # Required pod affinity is left alone: the scheduler holds existing pods' required anti-affinity
         # against new pods, never their affinity, so affinity constrains only the pod that sets it.
-        {"expression": f"!{pod} || !has({affinity}) || !has({affinity}.podAntiAffinity) || !has({anti}) "
-                       f"|| {anti}.all(t, !has(t.namespaceSelector) && (!has(t.namespaces) || "
+        {"expression": f"!{_pod_sets('affinity')} || !has({affinity}) || !has({affinity}.podAntiAffinity) || "
+                       f"!has({anti}) || {anti}.all(t, !has(t.namespaceSelector) && (!has(t.namespaces) || "
                        f"t.namespaces.all(n, n in {_lit(sorted(team.namespaces))})))",
          "message": f"team {name}: required pod anti-affinity names only the team's namespaces ("
                     f"{', '.join(sorted(team.namespaces))}; no namespaceSelector): the scheduler keeps "
                     "every pod it matches off the topology domain, other teams' and the platform's too",
          "reason": "Forbidden"},
-        {"expression": f"!{pod} || !has(object.spec.volumes) || "
+        {"expression": f"!{_pod_sets('volumes')} || !has(object.spec.volumes) || "
                        "object.spec.volumes.all(v, !has(v.awsElasticBlockStore))",
          "message": f"team {name}: pods mount no in-tree awsElasticBlockStore volume (the EBS CSI driver "
                     "would attach any volume by its id, another team's too): use a PersistentVolumeClaim",
