@@ -358,3 +358,74 @@ def test_a_stack_naming_its_own_alias_is_noted_as_not_moved(tmp_path: Path) -> N
     (note,) = pins.override_notes(tmp_path)
     assert note.startswith("stacks/Pulumi.qa.yaml: EC2NodeClass 'default' names its own AMI alias (al2023@v20250101)")
     assert f"does not follow versions.AMI_ALIAS ({versions.AMI_ALIAS})" in note
+
+
+# --- `plan --live` and `cost --live` without credentials: the same one line --------------------------------------
+
+def _expired() -> Exception:
+    from botocore.exceptions import ClientError
+
+    return ClientError({"Error": {"Code": "ExpiredTokenException",
+                                  "Message": "The security token included in the request is expired"}},
+                       "DescribeAddonVersions")
+
+
+def _no_credentials() -> Exception:
+    from botocore.exceptions import NoCredentialsError
+
+    return NoCredentialsError()
+
+
+def _sso_expired() -> Exception:
+    from botocore.exceptions import UnauthorizedSSOTokenError
+
+    return UnauthorizedSSOTokenError()
+
+
+def _failing_session(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    class Session:
+        def __init__(self, region_name: str | None = None) -> None:
+            self.region_name = region_name
+
+        def client(self, name: str, region_name: str | None = None) -> Any:
+            return Raising(error)
+
+        def get_credentials(self) -> Any:
+            return None if isinstance(error, type(_no_credentials())) else object()
+
+    monkeypatch.setattr(boto3, "Session", Session)
+
+
+@pytest.mark.parametrize(("error", "says"), [
+    (_no_credentials, "--live needs AWS credentials and found none: set AWS_PROFILE"),
+    (_expired, "--live: the AWS credentials are expired or not valid: renew them (`aws sso login`"),
+    (_sso_expired, "--live: the AWS credentials are expired or not valid: renew them (`aws sso login`"),
+])
+def test_plan_live_without_valid_credentials_says_what_to_do_in_one_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], error: Any, says: str) -> None:
+    _failing_session(monkeypatch, error())
+    assert cli.main(["plan", "--stack", "dev", "--live"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"error: {says}") and line.endswith("drop --live for the offline plan"), line
+
+
+def test_pins_live_with_expired_credentials_says_renew_them(capsys: pytest.CaptureFixture[str]) -> None:
+    line = _live_error(capsys, (Raising(_expired()), Raising(_expired())))
+    assert "expired or not valid" in line and line.endswith("drop --live for the offline list")
+
+
+def test_cost_live_in_a_consumer_project_asks_aws_only_for_prices(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A template project's cost is priced from its offline plan: `--live` fetches prices and leaves the pin
+    look-ups offline, so without credentials the one line is the price fetch's."""
+    from tests.project.test_installed_wheel import fill_template
+
+    fill_template(tmp_path / "platform")
+    _failing_session(monkeypatch, _no_credentials())
+    assert cli.main(["cost", "--stack", "dev", "--live", "--program", str(tmp_path / "platform")]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    (line,) = captured.err.splitlines()
+    assert line.startswith("error: --live needs AWS credentials") and "pricing:GetProducts" in line, line

@@ -92,8 +92,9 @@ def _stack_outputs(args: argparse.Namespace) -> dict[str, dict[str, object]] | N
     return body
 
 
-def _plan(args: argparse.Namespace, stack: str) -> PlanDocument:
-    invoke_results = _live_lookups(args, stack) if getattr(args, "live", False) else {}
+def _plan(args: argparse.Namespace, stack: str, live_pins: bool = True) -> PlanDocument:
+    """The stack's offline plan; `plan --live` (`live_pins`) answers its pin look-ups from AWS."""
+    invoke_results = _live_lookups(args, stack) if live_pins and getattr(args, "live", False) else {}
     if getattr(args, "facts", None) is not None:
         invoke_results.update(_recorded_facts(args, stack))
     return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args),
@@ -453,7 +454,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
     if f"{project.name}:cluster" in flat:  # a platform stack of this library: priced from its validated config
         inputs = inputs_from_config(load_stack_config(flat, project.shown(stack_file), project=project.name))
     else:  # another program (a consumer): its NodePools and priced resources, from its offline plan
-        doc = _plan(args, args.stack)
+        doc = _plan(args, args.stack, live_pins=False)  # `cost --live` is about prices, not the pins
         inputs = inputs_from_plan(doc.resources, flat.get("aws:region", "us-east-1"))
     live = None
     if args.live:

@@ -190,9 +190,26 @@ def live_pins(pins: list[Pin], minor: str, *, eks: Any, ssm: Any, get: Get) -> l
 
 def live_invoke_results(eks: Any, ssm: Any) -> dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]]:
     """Answers for the program's pin look-ups (platform/lookups.py) from AWS, for `infra plan --live`: the rest
-    of the plan stays offline. A missing SSM parameter fails the invoke as the provider does."""
+    of the plan stays offline. A missing SSM parameter fails the invoke as the provider does; a look-up that
+    fails for want of credentials, a region, rights or the network fails the plan with what to do about it
+    (`live_failure`), one line like `pins --live`."""
     from eks_karpenter.platform.lookups import ADDON_TOKEN, SSM_TOKEN
+    from eks_karpenter.tools.engine import PlanError
     from eks_karpenter.tools.engine.mocks import InvokeFailure
+
+    def explained(answer: Callable[[Mapping[str, Any]], dict[str, Any]]) -> Callable[[Mapping[str, Any]],
+                                                                                      dict[str, Any]]:
+        def call(args: Mapping[str, Any]) -> dict[str, Any]:
+            try:
+                return answer(args)
+            except InvokeFailure:
+                raise
+            except Exception as err:  # what fails is AWS or the network: say what to fix, not where it broke
+                fix = live_failure(err, offline="plan")
+                if fix is None:
+                    raise
+                raise PlanError(fix) from None
+        return call
 
     def parameter(args: Mapping[str, Any]) -> dict[str, Any]:
         name = str(args["name"])
@@ -213,7 +230,7 @@ def live_invoke_results(eks: Any, ssm: Any) -> dict[str, Callable[[Mapping[str, 
         return {"addonName": name, "kubernetesVersion": minor, "version": newest if args.get("mostRecent") else default,
                 "id": name}
 
-    return {SSM_TOKEN: parameter, ADDON_TOKEN: addon}
+    return {SSM_TOKEN: explained(parameter), ADDON_TOKEN: explained(addon)}
 
 
 # --- --write -----------------------------------------------------------------------------------------------------
@@ -363,22 +380,28 @@ NO_REGION = ("--live needs an AWS region: pass --region REGION, or set AWS_REGIO
              "profile's config)")
 
 
-def live_failure(err: BaseException) -> str | None:
-    """What to do about a `--live` look-up that failed for want of a region, credentials, permissions or the
-    network; None for anything else (a bug, shown as such)."""
+def live_failure(err: BaseException, offline: str = "list") -> str | None:
+    """What to do about a `--live` look-up that failed for want of a region, credentials (none, or expired),
+    permissions or the network; None for anything else (a bug, shown as such). `offline` names what the command
+    gives without `--live` (`pins`: the list, `plan`: the plan)."""
     import urllib.error
 
     from botocore import exceptions as boto
 
+    without = f"drop --live for the offline {offline}"
     if isinstance(err, boto.NoRegionError):
         return NO_REGION
-    if isinstance(err, boto.NoCredentialsError | boto.PartialCredentialsError | boto.TokenRetrievalError):
+    if isinstance(err, boto.NoCredentialsError | boto.PartialCredentialsError):
         return ("--live needs AWS credentials and found none: set AWS_PROFILE (and `aws sso login`), or run with "
-                "a role (AWS_ROLE_ARN and a web identity token in CI); without them, drop --live for the offline "
-                "list")
+                f"a role (AWS_ROLE_ARN and a web identity token in CI); without them, {without}")
+    expired = isinstance(err, boto.TokenRetrievalError | boto.SSOError | boto.CredentialRetrievalError) or (
+        isinstance(err, boto.ClientError) and err.response.get("Error", {}).get("Code") in EXPIRED_CODES)
+    if expired:
+        return ("--live: the AWS credentials are expired or not valid: renew them (`aws sso login`, or a fresh "
+                f"session for AWS_PROFILE) and run it again, or {without}")
     if isinstance(err, boto.EndpointConnectionError | boto.ConnectTimeoutError | boto.ReadTimeoutError):
         return (f"--live needs the network: {err}. Run it where the AWS APIs (EKS, SSM) and public.ecr.aws are "
-                "reachable, or drop --live for the offline list")
+                f"reachable, or {without}")
     if isinstance(err, boto.ClientError):
         code = err.response.get("Error", {}).get("Code", "an error")
         operation = getattr(err, "operation_name", "a look-up")
@@ -387,8 +410,14 @@ def live_failure(err: BaseException) -> str | None:
     if isinstance(err, urllib.error.URLError | TimeoutError | ConnectionError):
         reason = getattr(err, "reason", err)
         return (f"--live needs the network: the charts' OCI registries are out of reach ({reason}). Run it where "
-                "public.ecr.aws is reachable, or drop --live for the offline list")
+                f"public.ecr.aws is reachable, or {without}")
     return None
+
+
+EXPIRED_CODES = frozenset({"ExpiredToken", "ExpiredTokenException", "RequestExpired", "InvalidClientTokenId",
+                           "UnrecognizedClientException"})
+"""Error codes AWS answers a call signed with expired or unknown credentials (STS, EKS and SSM spell them
+differently)."""
 
 
 def override_notes(root: Path) -> list[str]:
