@@ -134,19 +134,26 @@ def test_live_names_a_missing_pin_with_the_nearest_versions(capsys: pytest.Captu
     assert "1.15.0 is not in versions.KARPENTER_RELEASES" in rows["karpenter"]
 
 
-def test_write_moves_versions_py_and_notes_upgrading(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    versions_file = tmp_path / "versions.py"
+def checkout_copy(root: Path) -> tuple[Path, Path]:
+    """A copy of the repository's layout around the pins: versions.py and docs/UPGRADING.md."""
+    versions_file = root / "components" / "eks_karpenter" / "versions.py"
+    versions_file.parent.mkdir(parents=True)
     shutil.copy(Path(versions.__file__), versions_file)
-    upgrading = tmp_path / "UPGRADING.md"
-    shutil.copy(REPO / "docs" / "UPGRADING.md", upgrading)
+    (root / "docs").mkdir()
+    shutil.copy(REPO / "docs" / "UPGRADING.md", root / "docs" / "UPGRADING.md")
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    return versions_file, root / "docs" / "UPGRADING.md"
+
+
+def test_write_moves_versions_py_and_notes_upgrading(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    versions_file, upgrading = checkout_copy(tmp_path)
     addon_answers = {**ADDONS_CURRENT, "kube-proxy": [PINNED["kube-proxy"], f"v{MINOR}.3-eksbuild.1"]}
     eks, ssm, _ = clients(addon_answers, {
         f"{AL2023}/recommended/release_version": NEWEST_AMI,
         f"{AL2023}/amazon-eks-node-al2023-x86_64-standard-{MINOR}-{versions.AMI_ALIAS.partition('@')[2]}/image_id":
             "ami-0123456789abcdef0",
     })
-    code = pins.run(args("--live", "--write", "--versions-file", str(versions_file), "--upgrading-file",
-                         str(upgrading)), clients=(eks, ssm), get=Registry({
+    code = pins.run(args("--live", "--write", "--versions-file", str(versions_file)), clients=(eks, ssm), get=Registry({
                              "karpenter/karpenter": ["1.14.1", "1.15.0"],
                              "aws-ec2/helm/aws-node-termination-handler": ["0.27.6", "0.28.0"]}), today=TODAY)
     assert code == 0
@@ -164,6 +171,36 @@ def test_write_moves_versions_py_and_notes_upgrading(tmp_path: Path, capsys: pyt
     assert "  - **Pins (2026-11-26)**: aws-node-termination-handler chart 0.27.6 -> 0.28.0." in notes
     assert notes.count("**Pins (2026-11-26)**") == 3
     assert "wrote: EKS add-on kube-proxy" in capsys.readouterr().err
+
+
+def test_write_refuses_an_installed_library_and_says_how_to_get_newer_pins(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    installed = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "eks_karpenter" / "versions.py"
+    installed.parent.mkdir(parents=True)
+    shutil.copy(Path(versions.__file__), installed)
+    before = installed.read_text()
+    code = pins.run(args("--live", "--write", "--versions-file", str(installed)),
+                    clients=(Raising(AssertionError("EKS is not asked")), Raising(AssertionError("nor SSM"))),
+                    get=REGISTRY, today=TODAY)
+    assert code == 1 and installed.read_text() == before
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"error: --write moves the pins in eks-karpenter's own repository; {installed} belongs to "
+                           "an installed package")
+    assert "upgrade the library for newer pins" in line and "nodeClasses[].amiSelectorTerms" in line
+
+
+def test_the_library_knows_whether_it_runs_from_its_repository(tmp_path: Path) -> None:
+    from eks_karpenter.checkout import library_checkout
+
+    assert library_checkout() == REPO
+    versions_file, upgrading = checkout_copy(tmp_path / "clone")
+    assert library_checkout(versions_file) == tmp_path / "clone"
+    upgrading.unlink()  # a wheel's tree, unpacked: no docs
+    assert library_checkout(versions_file) is None
+    note = pins.ami_age_note("al2023@v20260815", TODAY, 30, checkout=False)
+    assert "upgrade the eks-karpenter library" in note and "--write" not in note
 
 
 def test_write_needs_live_and_unknown_minor_is_refused(capsys: pytest.CaptureFixture[str]) -> None:

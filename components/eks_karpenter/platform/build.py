@@ -23,6 +23,7 @@ import pulumi_kubernetes as k8s
 from eks_karpenter import tags, versions
 from eks_karpenter.catalogue import admitted_for
 from eks_karpenter.catalogue.model import vcpu_hour_prices
+from eks_karpenter.checkout import library_checkout
 from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.config.running import locate_stack_file
@@ -187,7 +188,8 @@ def _warn(cfg: StackConfig) -> None:
     for warning in [*version_warnings(cfg.cluster, today()), *endpoint_warnings(cfg.cluster),
                     *instance_type_warnings(cfg.cluster),
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
-                    *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days),
+                    *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days,
+                                     checkout=library_checkout() is not None),
                     *observability_warnings(cfg.observability)]:
         pulumi.log.warn(in_namespace(warning, pulumi.get_project()))
 

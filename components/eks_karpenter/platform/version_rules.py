@@ -13,6 +13,7 @@ from datetime import date
 
 from eks_karpenter import versions
 from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
+from eks_karpenter.config.namespaces import PROJECT
 from eks_karpenter.platform.cluster.rules import al2_unavailable
 from eks_karpenter.platform.nodepool.class_config import alias_release_date
 from eks_karpenter.platform.nodepool.config import NodeClassConfig
@@ -101,18 +102,31 @@ def check_adopted_version(version: str, karpenter: str, node_classes: Sequence[N
         raise ConfigError(source, issues)
 
 
-def ami_age_warnings(node_classes: Sequence[NodeClassConfig], today: date, max_age_days: int) -> list[str]:
+def ami_age_warnings(node_classes: Sequence[NodeClassConfig], today: date, max_age_days: int,
+                     checkout: bool = True) -> list[str]:
     """EC2NodeClasses whose dated alias names an AMI release older than `max_age_days`
-    (`eks-karpenter:cluster.amiMaxAgeDays`)."""
+    (`eks-karpenter:cluster.amiMaxAgeDays`), each with how to move it: the library's pin is moved in the library's
+    repository (`checkout`) by `pins --live --write`; where the library is an installed package, by upgrading it
+    or by the class naming a newer release itself; a class's own alias, in the stack file."""
     warnings = []
-    for node_class in node_classes:
+    for i, node_class in enumerate(node_classes):
         for term in node_class.ami_selector_terms:
             dated = _DATED_RELEASE.match(term.alias.partition("@")[2]) if term.alias else None
-            if not dated:
+            if not term.alias or not dated:
                 continue
             age = (today - date(*(int(g) for g in dated.groups()))).days
-            if age > max_age_days:
-                warnings.append(f"EC2NodeClass {node_class.name}: AMI {term.alias} is {age} days old (cluster."
-                                f"amiMaxAgeDays: {max_age_days}); its nodes miss the patches of newer releases: move "
-                                "the pin with `eks-karpenter pins --live --write` (every node of its pools rolls)")
+            if age <= max_age_days:
+                continue
+            key = f"{PROJECT}:nodeClasses[{i}].amiSelectorTerms"
+            newer = f"[{{alias: {term.alias.partition('@')[0]}@v<YYYYMMDD>}}]"
+            if term.alias != versions.AMI_ALIAS:
+                fix = f"set `{key}` to a newer release, {newer}"
+            elif checkout:
+                fix = "move the pin with `eks-karpenter pins --live --write`"
+            else:
+                fix = (f"upgrade the eks-karpenter library (each release moves its pin {versions.AMI_ALIAS}), or "
+                       f"set `{key}` (class {node_class.name}) to a newer release, {newer}")
+            warnings.append(f"EC2NodeClass {node_class.name}: AMI {term.alias} is {age} days old (cluster."
+                            f"amiMaxAgeDays: {max_age_days}); its nodes miss the patches of newer releases: {fix} "
+                            "(every node of its pools rolls)")
     return warnings

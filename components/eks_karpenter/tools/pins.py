@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from eks_karpenter import versions
+from eks_karpenter.checkout import library_checkout
 from eks_karpenter.platform.lookups import alias_parameter, newest_alias, newest_parameter, version_key
 from eks_karpenter.tools.project import program_root
 
@@ -66,12 +67,16 @@ def ami_release_date(alias: str) -> date | None:
     return date(int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
-def ami_age_note(alias: str, today: date, max_age: int) -> str:
-    """A note when the pinned AMI release is older than `max_age` days ("" otherwise)."""
+def ami_age_note(alias: str, today: date, max_age: int, checkout: bool = True) -> str:
+    """A note when the pinned AMI release is older than `max_age` days ("" otherwise), with how to move it: in
+    the library's repository (`checkout`) `--live --write`; in an installed library, an upgrade of it."""
     released = ami_release_date(alias)
     if released and (today - released).days > max_age:
+        fix = ("move it with `eks-karpenter pins --live --write`" if checkout else
+               "upgrade the eks-karpenter library, or set a newer alias in your stack's "
+               "nodeClasses[].amiSelectorTerms")
         return (f"AMI release is {(today - released).days} days old (over {max_age}): nodes run an image without "
-                "the patches since; move it with `eks-karpenter pins --live --write`")
+                f"the patches since; {fix}")
     return ""
 
 
@@ -90,7 +95,7 @@ def current_pins(minor: str = versions.KUBERNETES_VERSION, today: date | None = 
             "released"),
         Pin("ami", versions.AMI_ALIAS, f"SSM {newest_parameter(family, minor, 'amd64')}",
             ami_release_date(versions.AMI_ALIAS) or versions.ADDON_VERSIONS_PINNED, "released",
-            note=ami_age_note(versions.AMI_ALIAS, today, max_ami_age)),
+            note=ami_age_note(versions.AMI_ALIAS, today, max_ami_age, library_checkout() is not None)),
     ]
     for name, value in sorted(versions.ADDON_VERSIONS[minor].items()):
         pins.append(Pin(f"addon:{name}", value, f"EKS DescribeAddonVersions (Kubernetes {minor})",
@@ -319,7 +324,6 @@ def add_parser(sub: Any) -> None:
     cmd.add_argument("--max-ami-age", type=int, default=DEFAULT_MAX_AMI_AGE, metavar="DAYS",
                      help=f"flag an AMI release older than this (default {DEFAULT_MAX_AMI_AGE})")
     cmd.add_argument("--versions-file", type=Path, default=Path(versions.__file__), help=argparse.SUPPRESS)
-    cmd.add_argument("--upgrading-file", type=Path, default=Path("docs/UPGRADING.md"), help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace, *, clients: tuple[Any, Any] | None = None, get: Get = http_get,
@@ -332,6 +336,13 @@ def run(args: argparse.Namespace, *, clients: tuple[Any, Any] | None = None, get
         return 1
     if args.write and not args.live:
         print("error: --write needs --live (it writes the newest values)", file=sys.stderr)
+        return 1
+    checkout = library_checkout(args.versions_file)
+    if args.write and checkout is None:
+        print(f"error: --write moves the pins in eks-karpenter's own repository; {args.versions_file} belongs to "
+              "an installed package, which changes only by upgrading it: upgrade the library for newer pins, or "
+              "name a newer AMI in your stack (nodeClasses[].amiSelectorTerms: [{alias: al2023@v<YYYYMMDD>}])",
+              file=sys.stderr)
         return 1
     pins = current_pins(args.kubernetes, today, args.max_ami_age)
     if args.live:
@@ -357,7 +368,9 @@ def run(args: argparse.Namespace, *, clients: tuple[Any, Any] | None = None, get
             return 1
     sys.stdout.write(render(pins, today, args.live))
     if args.write:
-        for move in write_pins(pins, args.kubernetes, args.versions_file, args.upgrading_file, today):
+        assert checkout is not None  # refused above
+        upgrading = checkout / "docs" / "UPGRADING.md"
+        for move in write_pins(pins, args.kubernetes, args.versions_file, upgrading, today):
             print(f"wrote: {move}", file=sys.stderr)
     for note in override_notes(program_root(None)):
         print(f"note: {note}", file=sys.stderr)
