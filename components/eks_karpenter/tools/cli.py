@@ -391,7 +391,7 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
         else:
             objects = rendered_objects(conversion, args.node_role)
             out = render_config(conversion, [str(p) for p in args.files], args.node_role, _namespace(args),
-                                f"{args.prog} import-legacy")
+                                f"{args.prog} import-legacy", _stack_file_shown(args))
     except LegacyImportError as exc:
         print(f"error: {in_namespace(str(exc), _namespace(args))}", file=sys.stderr)
         return 1
@@ -401,7 +401,9 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
     try:
         findings = pack_findings(objects)
     except PackUnavailable as exc:
-        print(f"note: not held to the policy pack: {exc}", file=sys.stderr)
+        print(f"note: not checked against the policy pack here (optional: {exc}, or run `pulumi preview "
+              f"--policy-pack DIR` on the stack once pasted; `{args.prog} policy-pack --out DIR` writes the pack)",
+              file=sys.stderr)
     else:
         for finding in findings:
             print(f"warning: policy pack: {finding}", file=sys.stderr)
@@ -410,6 +412,19 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
                   "(`policy-pack`)", file=sys.stderr)
     sys.stdout.write(out)
     return 0
+
+
+def _stack_file_shown(args: argparse.Namespace) -> str:
+    """The stack file to paste into, as the project places it (`stackConfigDir`): `Pulumi.<stack>.yaml` at a
+    template project's root, `stacks/Pulumi.dev.yaml` here with `--stack dev`."""
+    from eks_karpenter.tools.engine.runner import ProgramProject
+
+    root = _program(args)
+    stack = args.stack or "<stack>"
+    if not (root / "Pulumi.yaml").is_file():
+        return f"your stack file (Pulumi.{stack}.yaml)"
+    project = ProgramProject.load(root.resolve())
+    return project.shown(project.stack_file(stack))
 
 
 def _legacy_target(args: argparse.Namespace) -> str:

@@ -40,8 +40,8 @@ def _guardrails() -> ModuleType:
     try:
         spec.loader.exec_module(module)
     except ImportError as exc:
-        raise PackUnavailable(f"the policy pack needs {exc.name or 'pulumi-policy'}: pip install pulumi-policy "
-                              "(its requirements.txt)") from None
+        raise PackUnavailable(f"{exc.name or 'pulumi_policy'} is not installed; `pip install pulumi-policy` "
+                              "checks them here") from None
     sys.modules["guardrails"] = module
     return module
 
