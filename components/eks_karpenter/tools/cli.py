@@ -323,7 +323,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from eks_karpenter.tools.engine.upgrades import render_upgrades, upgrade_problems
 
     diff = diff_plans(old, new)
-    sys.stdout.write(render_diff_markdown(diff))
+    sys.stdout.write(render_diff_markdown(diff, _compared(args)))
     if old.format != new.format:
         note = (f"The two sides wrote plan documents of different formats ({old.format} and {new.format}): they "
                 "were planned by different versions of the engine, so a field only one of them writes shows as a "
@@ -342,6 +342,21 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     return REFUSED if diff.refused or problems else 0
+
+
+def _compared(args: argparse.Namespace) -> str:
+    """What a diff compares, for its header: the base ref (and its commit) against the working tree, the
+    installed library against a candidate, or two plan files."""
+    from eks_karpenter import __version__
+    from eks_karpenter.tools.engine.baseline import describe_ref
+
+    if args.base is not None:
+        return f"{describe_ref(_program(args), args.base)} (old) → the working tree (new)"
+    if args.library is not None:
+        return (f"the installed library, eks-karpenter {__version__} (old) → the candidate library "
+                f"`{args.library}` (new)")
+    old, new = args.files
+    return f"`{old}` (old) → `{new}` (new)"
 
 
 REFUSED = 3
