@@ -548,6 +548,21 @@ COMMAND_GC_THRESHOLDS = (10_000, 10, 10)
 """Collector thresholds for a command run as its own process (CPython's default is (700, 10, 10))."""
 
 
+def _unknown_option(parser: argparse.ArgumentParser, words: list[str]) -> str | None:
+    """`plan --stak dev`: the first `--option` the command run does not have, with the closest one it has."""
+    from eks_karpenter.config.errors import suggest
+
+    commands = next((a.choices for a in parser._actions if isinstance(a.choices, dict)), {})
+    command = next((w for w in words if w in commands), None)
+    target: argparse.ArgumentParser = commands[command] if command else parser
+    known = [s for a in target._actions for s in a.option_strings]
+    for word in words:
+        option = word.split("=", 1)[0]
+        if option.startswith("--") and not any(k.startswith(option) for k in known):  # (prefixes are accepted)
+            return f"{target.prog}: unknown option {option}{suggest(option, known)}"
+    return None
+
+
 def main(argv: list[str] | None = None, prog: str = "eks-karpenter") -> int:
     """Run one command; returns the exit code (0, or 1 with one `error:` line on stderr).
 
@@ -558,7 +573,16 @@ def main(argv: list[str] | None = None, prog: str = "eks-karpenter") -> int:
     if argv is None:
         gc.set_threshold(*COMMAND_GC_THRESHOLDS)
     try:
-        args = _parser(prog).parse_args(argv)
+        parser = _parser(prog)
+        words = sys.argv[1:] if argv is None else argv
+        if not words:  # what there is to run, rather than only that something is missing
+            sys.stderr.write(parser.format_help() + "\n")
+            raise UsageError(f"{prog}: no command given: run `{prog} COMMAND` (`{prog} COMMAND --help` for its "
+                             "options)")
+        try:
+            args = parser.parse_args(words)
+        except UsageError as exc:  # a misspelt option reads as a missing one: name it first
+            raise UsageError(_unknown_option(parser, words) or str(exc)) from None
         return COMMANDS[args.command](args)
     except (pulumi.RunError, PlanError, PlanReferenceError, UsageError) as exc:
         # Config errors are for people: the message names the file and key; a traceback would bury it.
