@@ -72,6 +72,19 @@ def test_a_malformed_name_is_reported_once_at_the_key_written() -> None:
     assert "acme-platform:clusterName:" in message and "1 problem" in message
 
 
+def test_a_malformed_deployer_cidr_is_the_one_problem_not_the_endpoint_it_would_open() -> None:
+    message = error({"aws:region": "eu-west-1", "acme-platform:clusterName": "acme",
+                     "acme-platform:deployerCidr": "203.0.113.7/24"})
+    assert "1 problem" in message and "acme-platform:deployerCidr: not a CIDR block" in message
+    assert "apiAccess" not in message and "private-only" not in message
+    # A cluster section that sets the endpoint itself keeps its own endpoint rules.
+    message = error({"aws:region": "eu-west-1", "acme-platform:clusterName": "acme",
+                     "acme-platform:deployerCidr": "203.0.113.7/24",
+                     "acme-platform:cluster": '{"endpointPublicAccess": true}'})
+    assert "acme-platform:deployerCidr: not a CIDR block" in message
+    assert "acme-platform:cluster.publicAccessCidrs: a public endpoint needs an explicit allow-list" in message
+
+
 def test_without_any_name_the_error_names_both_ways_under_the_project() -> None:
     message = error({"aws:region": "eu-west-1"})
     assert "acme-platform:cluster: required (or give just the name with acme-platform:clusterName)" in message
