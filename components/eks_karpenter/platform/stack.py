@@ -32,7 +32,7 @@ from eks_karpenter.config.namespaces import (
     near_miss_namespace,
 )
 from eks_karpenter.config.running import locate_stack_file
-from eks_karpenter.config.stackfile import provider_config_keys, read_stack_file
+from eks_karpenter.config.stackfile import or_json_text, provider_config_keys, read_stack_file
 from eks_karpenter.platform.access.config import AccessConfig, Arn
 from eks_karpenter.platform.access.guardrails import pool_rights_issues
 from eks_karpenter.platform.access.plan import aws_provider_identity
@@ -532,7 +532,7 @@ def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
     defs: dict[str, Any] = model.get("$defs", {})
     properties: dict[str, Any] = {REGION_KEY: {"type": "string", "description": "AWS region to deploy to."}}
     for section in SECTIONS:
-        properties[_key(section, project)] = dict(model["properties"][section])
+        properties[_key(section, project)] = or_json_text(dict(model["properties"][section]))
     known = sorted(properties)
     # Project names are letters, digits, `-`, `_` and `.`: only the dot needs escaping (ECMA-262 regexes, as
     # editors run them, refuse a needless `\-`).
