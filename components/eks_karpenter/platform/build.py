@@ -84,7 +84,7 @@ from eks_karpenter.platform.refusals import refuse_example_account, refuse_guard
 from eks_karpenter.platform.release_owner import ReleaseOwner
 from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.stack_cluster import StackCluster
-from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
+from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version, discovery_warnings
 from eks_karpenter.quantities import cpu_millis
 
 
@@ -190,7 +190,8 @@ def _warn(cfg: StackConfig) -> None:
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
                     *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days,
                                      checkout=library_checkout() is not None),
-                    *observability_warnings(cfg.observability)]:
+                    *observability_warnings(cfg.observability),
+                    *discovery_warnings(cfg.node_classes, cfg.cluster, cfg.network)]:
         pulumi.log.warn(in_namespace(warning, pulumi.get_project()))
 
 

@@ -347,13 +347,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def _compared(args: argparse.Namespace) -> str:
     """What a diff compares, for its header: the base ref (and its commit) against the working tree, the
     installed library against a candidate, or two plan files."""
-    from eks_karpenter import __version__
     from eks_karpenter.tools.engine.baseline import describe_ref
+
+    version = sys.modules["eks_karpenter"].__version__  # (as `_parser` reads it: no import of the package back)
 
     if args.base is not None:
         return f"{describe_ref(_program(args), args.base)} (old) → the working tree (new)"
     if args.library is not None:
-        return (f"the installed library, eks-karpenter {__version__} (old) → the candidate library "
+        return (f"the installed library, eks-karpenter {version} (old) → the candidate library "
                 f"`{args.library}` (new)")
     old, new = args.files
     return f"`{old}` (old) → `{new}` (new)"
@@ -382,7 +383,7 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
         render_config,
         render_manifests,
     )
-    from eks_karpenter.tools.migrate.policy import PackUnavailable, pack_findings, rendered_objects
+    from eks_karpenter.tools.migrate.policy import PackUnavailable, pack_findings, rendered_objects, stack_warnings
 
     try:
         docs: list[Doc] = []
@@ -413,6 +414,9 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
 
     for note in conversion.notes:
         print(f"note: {in_namespace(note, _namespace(args))}", file=sys.stderr)
+    stack = validated_stack_config(load_project(args.program), args.stack) if args.stack else None
+    for warning in stack_warnings(conversion, stack) if stack else []:
+        print(f"warning: {in_namespace(warning, _namespace(args))}", file=sys.stderr)
     try:
         findings = pack_findings(objects)
     except PackUnavailable as exc:

@@ -115,3 +115,18 @@ def test_without_pulumi_policy_one_line_says_the_check_is_optional_and_how_to_ru
     assert line == ("note: not checked against the policy pack here (optional: pulumi_policy is not installed; "
                     "`pip install pulumi-policy` checks them here, or run `pulumi preview --policy-pack DIR` on the "
                     "stack once pasted; `eks-karpenter policy-pack --out DIR` writes the pack)")
+
+
+def test_a_selector_for_another_clusters_discovery_tag_is_flagged_for_the_stack(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "import-legacy", "--stack", "dev", str(WORKSHOP))
+    assert code == 0 and "karpenter.sh/discovery: workshop-cluster" in out  # flagged, not rewritten
+    flagged = [line for line in err.splitlines() if line.startswith("warning: the converted")]
+    assert flagged == [
+        f"warning: the converted eks-karpenter:nodeClasses[0].{key} (class default) selects karpenter.sh/discovery: "
+        f"workshop-cluster, but this stack tags its {what} karpenter.sh/discovery: dev-karpenter: Karpenter would "
+        f"find none and launch no node; select dev-karpenter, or leave {key} out for the stack's own"
+        for key, what in (("subnetSelectorTerms", "subnets"), ("securityGroupSelectorTerms", "security group"))]
+    # without --stack there is no cluster name to hold it to
+    code, _, err = _run(capsys, "import-legacy", "--kubernetes-version", "1.32", str(WORKSHOP))
+    assert code == 0 and "warning: the converted" not in err
