@@ -343,8 +343,8 @@ def type_of(node: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
         return " | ".join(f"`{json.dumps(v)}`" for v in node["enum"])
     if "const" in node:
         return f"`{json.dumps(node['const'])}`"
-    if "anyOf" in node:
-        return " | ".join(type_of(n, schema) for n in node["anyOf"])
+    if "anyOf" in node:  # (a value written as its JSON text is the same type: not a type of its own)
+        return " | ".join(type_of(n, schema) for n in node["anyOf"] if not _json_text(n))
     kind = node.get("type")
     if kind == "array":
         return f"list of {type_of(node.get('items', {}), schema)}"
@@ -352,6 +352,12 @@ def type_of(node: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
         values = node.get("additionalProperties") or next(iter(node.get("patternProperties", {}).values()), None)
         return f"map of {type_of(values, schema)}" if isinstance(values, dict) else "object"
     return str(kind or "any")
+
+
+def _json_text(node: Mapping[str, Any]) -> bool:
+    """The alternative of a value written as its JSON text (what `pulumi new` writes): the same keys, no type
+    of its own."""
+    return node.get("contentMediaType") == "application/json"
 
 
 def _model_name(name: str) -> str:
@@ -363,7 +369,7 @@ def _children(node: Mapping[str, Any], schema: Mapping[str, Any]) -> Iterator[tu
     node is marked with `"x-required": True`."""
     _, target = _ref(node, schema)
     for option in target.get("anyOf", []):
-        if option.get("type") != "null":
+        if option.get("type") != "null" and not _json_text(option):
             yield from _children(option, schema)
     if target.get("type") == "array" or "items" in target:
         for key, child in _children(target.get("items", {}), schema):
@@ -432,7 +438,8 @@ def stack_file_page(schema: Mapping[str, Any]) -> str:
 def _stack_key_of(model: str, schema: Mapping[str, Any]) -> str | None:
     """The first key path whose value (or list item) is this model."""
     for path, node in key_rows(schema):
-        refs = [node.get("$ref"), node.get("items", {}).get("$ref")]
+        values = [node, *(n for n in node.get("anyOf", []) if not _json_text(n))]
+        refs = [r for n in values for r in (n.get("$ref"), n.get("items", {}).get("$ref"))]
         if f"#/$defs/{model}" in refs:
             return path
     return None

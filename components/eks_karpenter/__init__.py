@@ -25,7 +25,9 @@ Where things live:
 - `config/`: the config machinery every component shares, importing no concern: the model base (`model.py`),
   problems and their report (`errors.py`, with `KeyPath`), reading a stack file as the Pulumi CLI does
   (`stackfile.py`), and finding the running stack's file (`running.py`);
-- facts all read: `versions.py` (every pin), `arns.py` (regions, partitions, ARNs: `partition_of`),
+- facts all read: `versions.py` (every pin), `checkout.py` (whether the library runs from its own repository,
+  where `pins --write` moves the pins, or as an installed package), `arns.py` (regions, partitions, ARNs:
+  `partition_of`),
   `partitions.py` (AWS regions and partitions, generated from botocore's `partitions.json`), `labels.py` (the
   well-known label, annotation and tag keys), `ids.py` (EC2 resource ids: `vpc-`, `subnet-`, `sg-`, ...),
   `catalogue/` (EC2 instance types and prices), `tags.py`, `quantities.py`.

@@ -87,6 +87,23 @@ def test_the_template_is_a_pulumi_new_template() -> None:
     assert "from eks_karpenter import build_platform, read_stack_config" in main
 
 
+def test_the_docs_say_which_python_and_to_commit_a_literal_library_source() -> None:
+    """The Python the package requires is stated beside the first commands; after `pulumi new` the variable's line
+    is replaced by the literal pinned source and committed, so teammates, CI and upgrades see the same library."""
+    import tomllib
+
+    required = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert required == ">=3.11"
+    readme, library, requirements = (" ".join(path.read_text().split()) for path in (
+        REPO / "README.md", REPO / "docs" / "library.md", TEMPLATE / "requirements.txt"))
+    assert "Python 3.11 or newer" in readme[readme.index("## Two commands"):readme.index("```bash")]
+    assert "Python 3.11 or newer" in readme[readme.index("## Use it in your own project"):]
+    assert "Python 3.11 or newer" in library[:library.index("```bash")]
+    for text in (readme, library, requirements):
+        assert re.search(r"Right after `pulumi new`, replace the .*? with .*?git\+https://github\.com/<org>/"
+                         r"eks-karpenter@<commit>.*? and commit it", text), text[:200]
+
+
 def test_the_templates_defaults_fit_a_first_cluster_and_the_plan_says_so(tmp_path: Path,
                                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """One NAT gateway for all zones, and one pool whose ceiling is a figure a newcomer expects (16 vCPUs), both

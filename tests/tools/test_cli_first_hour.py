@@ -113,3 +113,23 @@ def test_no_message_names_this_repositorys_wrapper_command() -> None:
                   if isinstance(node, ast.Constant) and isinstance(node.value, str)
                   and "python -m infra" in node.value and id(node) not in docstrings]
     assert found == []
+
+
+def test_no_command_prints_the_usage_and_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith("usage: eks-karpenter [-h] [--version] COMMAND ...")
+    listing = err[err.index("commands:"):]
+    assert all(re.search(rf"^    {re.escape(command)}\b", listing, re.MULTILINE) for command in COMMANDS), listing
+    assert err.splitlines()[-1] == ("error: eks-karpenter: no command given: run `eks-karpenter COMMAND` "
+                                    "(`eks-karpenter COMMAND --help` for its options)")
+
+
+def test_a_misspelt_option_is_named_with_the_closest_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(capsys, "plan", "--stak", "dev") == (
+        1, "", "error: eks-karpenter plan: unknown option --stak: did you mean `--stack`?\n")
+    assert _run(capsys, "plan", "--stack", "dev", "--fromat", "json") == (
+        1, "", "error: eks-karpenter plan: unknown option --fromat: did you mean `--format`?\n")
+    # a prefix argparse accepts is not called unknown: the error is the real one
+    code, _, err = _run(capsys, "plan", "--stack", "dev", "--form", "yaml")
+    assert code == 1 and "unknown option" not in err and "invalid choice: 'yaml'" in err

@@ -134,19 +134,26 @@ def test_live_names_a_missing_pin_with_the_nearest_versions(capsys: pytest.Captu
     assert "1.15.0 is not in versions.KARPENTER_RELEASES" in rows["karpenter"]
 
 
-def test_write_moves_versions_py_and_notes_upgrading(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    versions_file = tmp_path / "versions.py"
+def checkout_copy(root: Path) -> tuple[Path, Path]:
+    """A copy of the repository's layout around the pins: versions.py and docs/UPGRADING.md."""
+    versions_file = root / "components" / "eks_karpenter" / "versions.py"
+    versions_file.parent.mkdir(parents=True)
     shutil.copy(Path(versions.__file__), versions_file)
-    upgrading = tmp_path / "UPGRADING.md"
-    shutil.copy(REPO / "docs" / "UPGRADING.md", upgrading)
+    (root / "docs").mkdir()
+    shutil.copy(REPO / "docs" / "UPGRADING.md", root / "docs" / "UPGRADING.md")
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    return versions_file, root / "docs" / "UPGRADING.md"
+
+
+def test_write_moves_versions_py_and_notes_upgrading(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    versions_file, upgrading = checkout_copy(tmp_path)
     addon_answers = {**ADDONS_CURRENT, "kube-proxy": [PINNED["kube-proxy"], f"v{MINOR}.3-eksbuild.1"]}
     eks, ssm, _ = clients(addon_answers, {
         f"{AL2023}/recommended/release_version": NEWEST_AMI,
         f"{AL2023}/amazon-eks-node-al2023-x86_64-standard-{MINOR}-{versions.AMI_ALIAS.partition('@')[2]}/image_id":
             "ami-0123456789abcdef0",
     })
-    code = pins.run(args("--live", "--write", "--versions-file", str(versions_file), "--upgrading-file",
-                         str(upgrading)), clients=(eks, ssm), get=Registry({
+    code = pins.run(args("--live", "--write", "--versions-file", str(versions_file)), clients=(eks, ssm), get=Registry({
                              "karpenter/karpenter": ["1.14.1", "1.15.0"],
                              "aws-ec2/helm/aws-node-termination-handler": ["0.27.6", "0.28.0"]}), today=TODAY)
     assert code == 0
@@ -164,6 +171,36 @@ def test_write_moves_versions_py_and_notes_upgrading(tmp_path: Path, capsys: pyt
     assert "  - **Pins (2026-11-26)**: aws-node-termination-handler chart 0.27.6 -> 0.28.0." in notes
     assert notes.count("**Pins (2026-11-26)**") == 3
     assert "wrote: EKS add-on kube-proxy" in capsys.readouterr().err
+
+
+def test_write_refuses_an_installed_library_and_says_how_to_get_newer_pins(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    installed = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "eks_karpenter" / "versions.py"
+    installed.parent.mkdir(parents=True)
+    shutil.copy(Path(versions.__file__), installed)
+    before = installed.read_text()
+    code = pins.run(args("--live", "--write", "--versions-file", str(installed)),
+                    clients=(Raising(AssertionError("EKS is not asked")), Raising(AssertionError("nor SSM"))),
+                    get=REGISTRY, today=TODAY)
+    assert code == 1 and installed.read_text() == before
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"error: --write moves the pins in eks-karpenter's own repository; {installed} belongs to "
+                           "an installed package")
+    assert "upgrade the library for newer pins" in line and "nodeClasses[].amiSelectorTerms" in line
+
+
+def test_the_library_knows_whether_it_runs_from_its_repository(tmp_path: Path) -> None:
+    from eks_karpenter.checkout import library_checkout
+
+    assert library_checkout() == REPO
+    versions_file, upgrading = checkout_copy(tmp_path / "clone")
+    assert library_checkout(versions_file) == tmp_path / "clone"
+    upgrading.unlink()  # a wheel's tree, unpacked: no docs
+    assert library_checkout(versions_file) is None
+    note = pins.ami_age_note("al2023@v20260815", TODAY, 30, checkout=False)
+    assert "upgrade the eks-karpenter library" in note and "--write" not in note
 
 
 def test_write_needs_live_and_unknown_minor_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
@@ -358,3 +395,74 @@ def test_a_stack_naming_its_own_alias_is_noted_as_not_moved(tmp_path: Path) -> N
     (note,) = pins.override_notes(tmp_path)
     assert note.startswith("stacks/Pulumi.qa.yaml: EC2NodeClass 'default' names its own AMI alias (al2023@v20250101)")
     assert f"does not follow versions.AMI_ALIAS ({versions.AMI_ALIAS})" in note
+
+
+# --- `plan --live` and `cost --live` without credentials: the same one line --------------------------------------
+
+def _expired() -> Exception:
+    from botocore.exceptions import ClientError
+
+    return ClientError({"Error": {"Code": "ExpiredTokenException",
+                                  "Message": "The security token included in the request is expired"}},
+                       "DescribeAddonVersions")
+
+
+def _no_credentials() -> Exception:
+    from botocore.exceptions import NoCredentialsError
+
+    return NoCredentialsError()
+
+
+def _sso_expired() -> Exception:
+    from botocore.exceptions import UnauthorizedSSOTokenError
+
+    return UnauthorizedSSOTokenError()
+
+
+def _failing_session(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    class Session:
+        def __init__(self, region_name: str | None = None) -> None:
+            self.region_name = region_name
+
+        def client(self, name: str, region_name: str | None = None) -> Any:
+            return Raising(error)
+
+        def get_credentials(self) -> Any:
+            return None if isinstance(error, type(_no_credentials())) else object()
+
+    monkeypatch.setattr(boto3, "Session", Session)
+
+
+@pytest.mark.parametrize(("error", "says"), [
+    (_no_credentials, "--live needs AWS credentials and found none: set AWS_PROFILE"),
+    (_expired, "--live: the AWS credentials are expired or not valid: renew them (`aws sso login`"),
+    (_sso_expired, "--live: the AWS credentials are expired or not valid: renew them (`aws sso login`"),
+])
+def test_plan_live_without_valid_credentials_says_what_to_do_in_one_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], error: Any, says: str) -> None:
+    _failing_session(monkeypatch, error())
+    assert cli.main(["plan", "--stack", "dev", "--live"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"error: {says}") and line.endswith("drop --live for the offline plan"), line
+
+
+def test_pins_live_with_expired_credentials_says_renew_them(capsys: pytest.CaptureFixture[str]) -> None:
+    line = _live_error(capsys, (Raising(_expired()), Raising(_expired())))
+    assert "expired or not valid" in line and line.endswith("drop --live for the offline list")
+
+
+def test_cost_live_in_a_consumer_project_asks_aws_only_for_prices(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A template project's cost is priced from its offline plan: `--live` fetches prices and leaves the pin
+    look-ups offline, so without credentials the one line is the price fetch's."""
+    from tests.project.test_installed_wheel import fill_template
+
+    fill_template(tmp_path / "platform")
+    _failing_session(monkeypatch, _no_credentials())
+    assert cli.main(["cost", "--stack", "dev", "--live", "--program", str(tmp_path / "platform")]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    (line,) = captured.err.splitlines()
+    assert line.startswith("error: --live needs AWS credentials") and "pricing:GetProducts" in line, line

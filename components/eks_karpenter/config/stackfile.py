@@ -293,6 +293,17 @@ def config_key(key: str, project: str) -> str | None:
     return None
 
 
+def or_json_text(schema: dict[str, Any]) -> dict[str, Any]:
+    """A stack-file value's JSON Schema that also accepts the value written as its JSON text, which `pulumi new`
+    writes for a prompted object or list (`'{"natGateways": "single"}'`) and a program reads the same (`as_text`:
+    every value reaches it as text). Scalars are returned as they are."""
+    if schema.get("type") in ("string", "boolean", "integer", "number"):
+        return schema
+    value = {k: v for k, v in schema.items() if k not in ("description", "default", "title")}
+    text = {"type": "string", "contentMediaType": "application/json", "contentSchema": value}
+    return {**{k: v for k, v in schema.items() if k not in value}, "anyOf": [value, text]}
+
+
 def as_text(value: Any) -> str:
     """A config value as the Pulumi CLI hands it to a program: strings as they are, anything else as JSON."""
     if isinstance(value, str):

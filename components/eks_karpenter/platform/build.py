@@ -22,6 +22,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from eks_karpenter import tags, versions
+from eks_karpenter.checkout import library_checkout
 from eks_karpenter.config.errors import ConfigError
 from eks_karpenter.config.namespaces import in_namespace
 from eks_karpenter.config.running import locate_stack_file
@@ -90,7 +91,7 @@ from eks_karpenter.platform.release_owner import ReleaseOwner
 from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.stack_cluster import StackCluster
 from eks_karpenter.platform.taken_names import Adopted, check_taken_names
-from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version
+from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version, discovery_warnings
 
 
 def today() -> date:
@@ -201,8 +202,10 @@ def _warn(cfg: StackConfig) -> None:
     for warning in [*version_warnings(cfg.cluster, today()), *endpoint_warnings(cfg.cluster),
                     *instance_type_warnings(cfg.cluster),
                     *warnings_for(cfg.node_pools, cfg.node_classes, protected=cfg.protect),
-                    *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days),
-                    *observability_warnings(cfg.observability)]:
+                    *ami_age_warnings(cfg.node_classes, today(), cfg.cluster.ami_max_age_days,
+                                     checkout=library_checkout() is not None),
+                    *observability_warnings(cfg.observability),
+                    *discovery_warnings(cfg.node_classes, cfg.cluster, cfg.network)]:
         pulumi.log.warn(in_namespace(warning, pulumi.get_project()))
 
 

@@ -32,7 +32,7 @@ from eks_karpenter.config.namespaces import (
     near_miss_namespace,
 )
 from eks_karpenter.config.running import locate_stack_file
-from eks_karpenter.config.stackfile import provider_config_keys, read_stack_file
+from eks_karpenter.config.stackfile import or_json_text, provider_config_keys, read_stack_file
 from eks_karpenter.platform.access.config import AccessConfig, Arn
 from eks_karpenter.platform.access.guardrails import pool_rights_issues
 from eks_karpenter.platform.access.plan import aws_provider_identity
@@ -295,6 +295,9 @@ def _apply_cluster_name(config: Mapping[str, str], raw: dict[str, Any], project:
     return []
 
 
+_PUBLIC_ENDPOINT = ("endpointPublicAccess", "publicAccessCidrs")
+"""The cluster keys `deployerCidr` fills; the endpoint's rules check them with `apiAccess`, `endpointPrivateAccess`."""
+_ENDPOINT_KEYS = frozenset({"apiAccess", "endpointPrivateAccess", *_PUBLIC_ENDPOINT})
 _SHORTCUTS = ("cluster_name", "deployer_arn", "deployer_cidr")
 """Plain-string keys that fill a section (what `pulumi new` prompts write), read before the sections."""
 
@@ -313,7 +316,10 @@ def _apply_deployer_shortcuts(config: Mapping[str, str], raw: dict[str, Any], pr
         try:
             parsed[name] = _section_adapter(name).validate_python(text)
         except ValidationError as err:
-            failed.add(name)
+            cluster = raw.get("cluster")
+            # The endpoint a bad deployerCidr would have opened is unknown: its rules would only mislead.
+            sets_endpoint = isinstance(cluster, dict) and any(k in cluster for k in _PUBLIC_ENDPOINT)
+            failed.update({name, "endpoint"} if name == "deployer_cidr" and not sets_endpoint else {name})
             issues += issues_from_validation_error(err, (key,))
             continue
         value = parsed[name]
@@ -331,7 +337,7 @@ def _apply_deployer_shortcuts(config: Mapping[str, str], raw: dict[str, Any], pr
             cluster = raw.get("cluster")
             if not isinstance(cluster, dict):
                 continue
-            if "endpointPublicAccess" in cluster or "publicAccessCidrs" in cluster:
+            if any(k in cluster for k in _PUBLIC_ENDPOINT):
                 issues.append(Issue((key,), f"{project}:cluster sets the public endpoint itself: give it once",
                                     value))
             else:
@@ -384,7 +390,8 @@ def _network_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
 def _cluster_checks(cfg: StackConfig, c: _Checking) -> list[Issue]:
     issues: list[Issue] = []
     if c.ok("cluster", "protect"):
-        issues += validate_cluster(cfg.cluster, c.at("cluster"), cfg.protect)
+        issues += [i for i in validate_cluster(cfg.cluster, c.at("cluster"), cfg.protect)
+                   if c.ok("endpoint") or not _ENDPOINT_KEYS.intersection(i.path[1:2])]
     if c.ok("cluster"):
         issues += validate_kubernetes_version(cfg.cluster, c.at("cluster"), c.today)
         if c.ok("node_classes") and not cfg.cluster.existing:
@@ -526,7 +533,7 @@ def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:
     defs: dict[str, Any] = model.get("$defs", {})
     properties: dict[str, Any] = {REGION_KEY: {"type": "string", "description": "AWS region to deploy to."}}
     for section in SECTIONS:
-        properties[_key(section, project)] = dict(model["properties"][section])
+        properties[_key(section, project)] = or_json_text(dict(model["properties"][section]))
     known = sorted(properties)
     # Project names are letters, digits, `-`, `_` and `.`: only the dot needs escaping (ECMA-262 regexes, as
     # editors run them, refuse a needless `\-`).

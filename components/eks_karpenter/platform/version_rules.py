@@ -1,5 +1,6 @@
 """Rules that span concerns: the cluster's Kubernetes version against the Karpenter release and the
-EC2NodeClasses' AMI pins, for a created cluster (from the stack file) and an adopted one (from its look-up).
+EC2NodeClasses' AMI pins, for a created cluster (from the stack file) and an adopted one (from its look-up); the
+EC2NodeClasses' discovery selectors against the tags the stack writes on its network and cluster.
 
 Pure: config in, `Issue`s with key paths out. The cluster's own version rules (support dates, add-ons, managed
 node group AMI types) live in `eks_karpenter/platform/cluster/rules.py`.
@@ -13,9 +14,13 @@ from datetime import date
 
 from eks_karpenter import versions
 from eks_karpenter.config.errors import ConfigError, Issue, KeyPath
+from eks_karpenter.config.namespaces import PROJECT
+from eks_karpenter.platform.cluster.config import ClusterConfig
 from eks_karpenter.platform.cluster.rules import al2_unavailable
+from eks_karpenter.platform.network.config import NetworkConfig
 from eks_karpenter.platform.nodepool.class_config import alias_release_date
 from eks_karpenter.platform.nodepool.config import NodeClassConfig
+from eks_karpenter.tags import DISCOVERY_KEY
 
 _DATED_RELEASE = re.compile(r"^v([0-9]{4})([0-9]{2})([0-9]{2})$")
 
@@ -101,18 +106,52 @@ def check_adopted_version(version: str, karpenter: str, node_classes: Sequence[N
         raise ConfigError(source, issues)
 
 
-def ami_age_warnings(node_classes: Sequence[NodeClassConfig], today: date, max_age_days: int) -> list[str]:
+def ami_age_warnings(node_classes: Sequence[NodeClassConfig], today: date, max_age_days: int,
+                     checkout: bool = True) -> list[str]:
     """EC2NodeClasses whose dated alias names an AMI release older than `max_age_days`
-    (`eks-karpenter:cluster.amiMaxAgeDays`)."""
+    (`eks-karpenter:cluster.amiMaxAgeDays`), each with how to move it: the library's pin is moved in the library's
+    repository (`checkout`) by `pins --live --write`; where the library is an installed package, by upgrading it
+    or by the class naming a newer release itself; a class's own alias, in the stack file."""
     warnings = []
-    for node_class in node_classes:
+    for i, node_class in enumerate(node_classes):
         for term in node_class.ami_selector_terms:
             dated = _DATED_RELEASE.match(term.alias.partition("@")[2]) if term.alias else None
-            if not dated:
+            if not term.alias or not dated:
                 continue
             age = (today - date(*(int(g) for g in dated.groups()))).days
-            if age > max_age_days:
-                warnings.append(f"EC2NodeClass {node_class.name}: AMI {term.alias} is {age} days old (cluster."
-                                f"amiMaxAgeDays: {max_age_days}); its nodes miss the patches of newer releases: move "
-                                "the pin with `eks-karpenter pins --live --write` (every node of its pools rolls)")
+            if age <= max_age_days:
+                continue
+            key = f"{PROJECT}:nodeClasses[{i}].amiSelectorTerms"
+            newer = f"[{{alias: {term.alias.partition('@')[0]}@v<YYYYMMDD>}}]"
+            if term.alias != versions.AMI_ALIAS:
+                fix = f"set `{key}` to a newer release, {newer}"
+            elif checkout:
+                fix = "move the pin with `eks-karpenter pins --live --write`"
+            else:
+                fix = (f"upgrade the eks-karpenter library (each release moves its pin {versions.AMI_ALIAS}), or "
+                       f"set `{key}` (class {node_class.name}) to a newer release, {newer}")
+            warnings.append(f"EC2NodeClass {node_class.name}: AMI {term.alias} is {age} days old (cluster."
+                            f"amiMaxAgeDays: {max_age_days}); its nodes miss the patches of newer releases: {fix} "
+                            "(every node of its pools rolls)")
     return warnings
+
+
+def discovery_warnings(classes: Sequence[NodeClassConfig], cluster: ClusterConfig,
+                       network: NetworkConfig) -> list[str]:
+    """Classes whose subnet (or security group) selector terms all ask for a `karpenter.sh/discovery` value other
+    than the cluster's name, where the stack tags its subnets with that name (it creates the VPC, or
+    `writeDiscoveryTags`) or its cluster's security group (a cluster it creates, with no `nodeSecurityGroupIds`):
+    Karpenter would find none and launch no node, which only the smoke test would show."""
+    tagged = {"subnets": not network.adopting or network.write_discovery_tags,
+              "security group": not cluster.existing and not cluster.node_security_group_ids}
+    out: list[str] = []
+    for i, cls in enumerate(classes):
+        for key, terms, what in (("subnetSelectorTerms", cls.subnet_selector_terms, "subnets"),
+                                 ("securityGroupSelectorTerms", cls.security_group_selector_terms, "security group")):
+            values = [(t.tags or {}).get(DISCOVERY_KEY) for t in terms or ()]
+            if tagged[what] and values and all(v is not None and v not in (cluster.name, "*") for v in values):
+                out.append(f"{PROJECT}:nodeClasses[{i}].{key} (class {cls.name}) selects {DISCOVERY_KEY}: "
+                           f"{', '.join(sorted({str(v) for v in values}))}, but this stack tags its {what} "
+                           f"{DISCOVERY_KEY}: {cluster.name}: Karpenter would find none and launch no node; select "
+                           f"{cluster.name}, or leave {key} out for the stack's own")
+    return out

@@ -92,8 +92,9 @@ def _stack_outputs(args: argparse.Namespace) -> dict[str, dict[str, object]] | N
     return body
 
 
-def _plan(args: argparse.Namespace, stack: str) -> PlanDocument:
-    invoke_results = _live_lookups(args, stack) if getattr(args, "live", False) else {}
+def _plan(args: argparse.Namespace, stack: str, live_pins: bool = True) -> PlanDocument:
+    """The stack's offline plan; `plan --live` (`live_pins`) answers its pin look-ups from AWS."""
+    invoke_results = _live_lookups(args, stack) if live_pins and getattr(args, "live", False) else {}
     if getattr(args, "facts", None) is not None:
         invoke_results.update(_recorded_facts(args, stack))
     return plan_with_references(_program(args), stack, _platform(args), _stack_outputs(args),
@@ -323,7 +324,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from eks_karpenter.tools.engine.upgrades import render_upgrades, upgrade_problems
 
     diff = diff_plans(old, new)
-    sys.stdout.write(render_diff_markdown(diff))
+    sys.stdout.write(render_diff_markdown(diff, _compared(args)))
     if old.format != new.format:
         note = (f"The two sides wrote plan documents of different formats ({old.format} and {new.format}): they "
                 "were planned by different versions of the engine, so a field only one of them writes shows as a "
@@ -342,6 +343,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     return REFUSED if diff.refused or problems else 0
+
+
+def _compared(args: argparse.Namespace) -> str:
+    """What a diff compares, for its header: the base ref (and its commit) against the working tree, the
+    installed library against a candidate, or two plan files."""
+    from eks_karpenter.tools.engine.baseline import describe_ref
+
+    version = sys.modules["eks_karpenter"].__version__  # (as `_parser` reads it: no import of the package back)
+
+    if args.base is not None:
+        return f"{describe_ref(_program(args), args.base)} (old) → the working tree (new)"
+    if args.library is not None:
+        return (f"the installed library, eks-karpenter {version} (old) → the candidate library "
+                f"`{args.library}` (new)")
+    old, new = args.files
+    return f"`{old}` (old) → `{new}` (new)"
 
 
 REFUSED = 3
@@ -367,7 +384,7 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
         render_config,
         render_manifests,
     )
-    from eks_karpenter.tools.migrate.policy import PackUnavailable, pack_findings, rendered_objects
+    from eks_karpenter.tools.migrate.policy import PackUnavailable, pack_findings, rendered_objects, stack_warnings
 
     try:
         docs: list[Doc] = []
@@ -391,17 +408,22 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
         else:
             objects = rendered_objects(conversion, args.node_role)
             out = render_config(conversion, [str(p) for p in args.files], args.node_role, _namespace(args),
-                                f"{args.prog} import-legacy")
+                                f"{args.prog} import-legacy", _stack_file_shown(args))
     except LegacyImportError as exc:
         print(f"error: {in_namespace(str(exc), _namespace(args))}", file=sys.stderr)
         return 1
 
     for note in conversion.notes:
         print(f"note: {in_namespace(note, _namespace(args))}", file=sys.stderr)
+    stack = validated_stack_config(load_project(args.program), args.stack) if args.stack else None
+    for warning in stack_warnings(conversion, stack) if stack else []:
+        print(f"warning: {in_namespace(warning, _namespace(args))}", file=sys.stderr)
     try:
         findings = pack_findings(objects)
     except PackUnavailable as exc:
-        print(f"note: not held to the policy pack: {exc}", file=sys.stderr)
+        print(f"note: not checked against the policy pack here (optional: {exc}, or run `pulumi preview "
+              f"--policy-pack DIR` on the stack once pasted; `{args.prog} policy-pack --out DIR` writes the pack)",
+              file=sys.stderr)
     else:
         for finding in findings:
             print(f"warning: policy pack: {finding}", file=sys.stderr)
@@ -410,6 +432,19 @@ def cmd_import_legacy(args: argparse.Namespace) -> int:
                   "(`policy-pack`)", file=sys.stderr)
     sys.stdout.write(out)
     return 0
+
+
+def _stack_file_shown(args: argparse.Namespace) -> str:
+    """The stack file to paste into, as the project places it (`stackConfigDir`): `Pulumi.<stack>.yaml` at a
+    template project's root, `stacks/Pulumi.dev.yaml` here with `--stack dev`."""
+    from eks_karpenter.tools.engine.runner import ProgramProject
+
+    root = _program(args)
+    stack = args.stack or "<stack>"
+    if not (root / "Pulumi.yaml").is_file():
+        return f"your stack file (Pulumi.{stack}.yaml)"
+    project = ProgramProject.load(root.resolve())
+    return project.shown(project.stack_file(stack))
 
 
 def _legacy_target(args: argparse.Namespace) -> str:
@@ -454,7 +489,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
     if f"{project.name}:cluster" in flat:  # a platform stack of this library: priced from its validated config
         inputs = inputs_from_config(load_stack_config(flat, project.shown(stack_file), project=project.name))
     else:  # another program (a consumer): its NodePools and priced resources, from its offline plan
-        doc = _plan(args, args.stack)
+        doc = _plan(args, args.stack, live_pins=False)  # `cost --live` is about prices, not the pins
         inputs = inputs_from_plan(doc.resources, flat.get("aws:region", "us-east-1"))
     live = None
     if args.live:
@@ -518,6 +553,21 @@ COMMAND_GC_THRESHOLDS = (10_000, 10, 10)
 """Collector thresholds for a command run as its own process (CPython's default is (700, 10, 10))."""
 
 
+def _unknown_option(parser: argparse.ArgumentParser, words: list[str]) -> str | None:
+    """`plan --stak dev`: the first `--option` the command run does not have, with the closest one it has."""
+    from eks_karpenter.config.errors import suggest
+
+    commands = next((a.choices for a in parser._actions if isinstance(a.choices, dict)), {})
+    command = next((w for w in words if w in commands), None)
+    target: argparse.ArgumentParser = commands[command] if command else parser
+    known = [s for a in target._actions for s in a.option_strings]
+    for word in words:
+        option = word.split("=", 1)[0]
+        if option.startswith("--") and not any(k.startswith(option) for k in known):  # (prefixes are accepted)
+            return f"{target.prog}: unknown option {option}{suggest(option, known)}"
+    return None
+
+
 def main(argv: list[str] | None = None, prog: str = "eks-karpenter") -> int:
     """Run one command; returns the exit code (0, or 1 with one `error:` line on stderr).
 
@@ -528,7 +578,16 @@ def main(argv: list[str] | None = None, prog: str = "eks-karpenter") -> int:
     if argv is None:
         gc.set_threshold(*COMMAND_GC_THRESHOLDS)
     try:
-        args = _parser(prog).parse_args(argv)
+        parser = _parser(prog)
+        words = sys.argv[1:] if argv is None else argv
+        if not words:  # what there is to run, rather than only that something is missing
+            sys.stderr.write(parser.format_help() + "\n")
+            raise UsageError(f"{prog}: no command given: run `{prog} COMMAND` (`{prog} COMMAND --help` for its "
+                             "options)")
+        try:
+            args = parser.parse_args(words)
+        except UsageError as exc:  # a misspelt option reads as a missing one: name it first
+            raise UsageError(_unknown_option(parser, words) or str(exc)) from None
         return COMMANDS[args.command](args)
     except (pulumi.RunError, PlanError, PlanReferenceError, UsageError) as exc:
         # Config errors are for people: the message names the file and key; a traceback would bury it.

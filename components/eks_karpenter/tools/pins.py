@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from eks_karpenter import versions
+from eks_karpenter.checkout import library_checkout
 from eks_karpenter.platform.lookups import alias_parameter, newest_alias, newest_parameter, version_key
 from eks_karpenter.tools.project import program_root
 
@@ -66,12 +67,16 @@ def ami_release_date(alias: str) -> date | None:
     return date(int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
-def ami_age_note(alias: str, today: date, max_age: int) -> str:
-    """A note when the pinned AMI release is older than `max_age` days ("" otherwise)."""
+def ami_age_note(alias: str, today: date, max_age: int, checkout: bool = True) -> str:
+    """A note when the pinned AMI release is older than `max_age` days ("" otherwise), with how to move it: in
+    the library's repository (`checkout`) `--live --write`; in an installed library, an upgrade of it."""
     released = ami_release_date(alias)
     if released and (today - released).days > max_age:
+        fix = ("move it with `eks-karpenter pins --live --write`" if checkout else
+               "upgrade the eks-karpenter library, or set a newer alias in your stack's "
+               "nodeClasses[].amiSelectorTerms")
         return (f"AMI release is {(today - released).days} days old (over {max_age}): nodes run an image without "
-                "the patches since; move it with `eks-karpenter pins --live --write`")
+                f"the patches since; {fix}")
     return ""
 
 
@@ -90,7 +95,7 @@ def current_pins(minor: str = versions.KUBERNETES_VERSION, today: date | None = 
             "released"),
         Pin("ami", versions.AMI_ALIAS, f"SSM {newest_parameter(family, minor, 'amd64')}",
             ami_release_date(versions.AMI_ALIAS) or versions.ADDON_VERSIONS_PINNED, "released",
-            note=ami_age_note(versions.AMI_ALIAS, today, max_ami_age)),
+            note=ami_age_note(versions.AMI_ALIAS, today, max_ami_age, library_checkout() is not None)),
     ]
     for name, value in sorted(versions.ADDON_VERSIONS[minor].items()):
         pins.append(Pin(f"addon:{name}", value, f"EKS DescribeAddonVersions (Kubernetes {minor})",
@@ -190,9 +195,26 @@ def live_pins(pins: list[Pin], minor: str, *, eks: Any, ssm: Any, get: Get) -> l
 
 def live_invoke_results(eks: Any, ssm: Any) -> dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]]:
     """Answers for the program's pin look-ups (platform/lookups.py) from AWS, for `infra plan --live`: the rest
-    of the plan stays offline. A missing SSM parameter fails the invoke as the provider does."""
+    of the plan stays offline. A missing SSM parameter fails the invoke as the provider does; a look-up that
+    fails for want of credentials, a region, rights or the network fails the plan with what to do about it
+    (`live_failure`), one line like `pins --live`."""
     from eks_karpenter.platform.lookups import ADDON_TOKEN, SSM_TOKEN
+    from eks_karpenter.tools.engine import PlanError
     from eks_karpenter.tools.engine.mocks import InvokeFailure
+
+    def explained(answer: Callable[[Mapping[str, Any]], dict[str, Any]]) -> Callable[[Mapping[str, Any]],
+                                                                                      dict[str, Any]]:
+        def call(args: Mapping[str, Any]) -> dict[str, Any]:
+            try:
+                return answer(args)
+            except InvokeFailure:
+                raise
+            except Exception as err:  # what fails is AWS or the network: say what to fix, not where it broke
+                fix = live_failure(err, offline="plan")
+                if fix is None:
+                    raise
+                raise PlanError(fix) from None
+        return call
 
     def parameter(args: Mapping[str, Any]) -> dict[str, Any]:
         name = str(args["name"])
@@ -213,7 +235,7 @@ def live_invoke_results(eks: Any, ssm: Any) -> dict[str, Callable[[Mapping[str, 
         return {"addonName": name, "kubernetesVersion": minor, "version": newest if args.get("mostRecent") else default,
                 "id": name}
 
-    return {SSM_TOKEN: parameter, ADDON_TOKEN: addon}
+    return {SSM_TOKEN: explained(parameter), ADDON_TOKEN: explained(addon)}
 
 
 # --- --write -----------------------------------------------------------------------------------------------------
@@ -302,7 +324,6 @@ def add_parser(sub: Any) -> None:
     cmd.add_argument("--max-ami-age", type=int, default=DEFAULT_MAX_AMI_AGE, metavar="DAYS",
                      help=f"flag an AMI release older than this (default {DEFAULT_MAX_AMI_AGE})")
     cmd.add_argument("--versions-file", type=Path, default=Path(versions.__file__), help=argparse.SUPPRESS)
-    cmd.add_argument("--upgrading-file", type=Path, default=Path("docs/UPGRADING.md"), help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace, *, clients: tuple[Any, Any] | None = None, get: Get = http_get,
@@ -315,6 +336,13 @@ def run(args: argparse.Namespace, *, clients: tuple[Any, Any] | None = None, get
         return 1
     if args.write and not args.live:
         print("error: --write needs --live (it writes the newest values)", file=sys.stderr)
+        return 1
+    checkout = library_checkout(args.versions_file)
+    if args.write and checkout is None:
+        print(f"error: --write moves the pins in eks-karpenter's own repository; {args.versions_file} belongs to "
+              "an installed package, which changes only by upgrading it: upgrade the library for newer pins, or "
+              "name a newer AMI in your stack (nodeClasses[].amiSelectorTerms: [{alias: al2023@v<YYYYMMDD>}])",
+              file=sys.stderr)
         return 1
     pins = current_pins(args.kubernetes, today, args.max_ami_age)
     if args.live:
@@ -340,7 +368,9 @@ def run(args: argparse.Namespace, *, clients: tuple[Any, Any] | None = None, get
             return 1
     sys.stdout.write(render(pins, today, args.live))
     if args.write:
-        for move in write_pins(pins, args.kubernetes, args.versions_file, args.upgrading_file, today):
+        assert checkout is not None  # refused above
+        upgrading = checkout / "docs" / "UPGRADING.md"
+        for move in write_pins(pins, args.kubernetes, args.versions_file, upgrading, today):
             print(f"wrote: {move}", file=sys.stderr)
     for note in override_notes(program_root(None)):
         print(f"note: {note}", file=sys.stderr)
@@ -363,22 +393,28 @@ NO_REGION = ("--live needs an AWS region: pass --region REGION, or set AWS_REGIO
              "profile's config)")
 
 
-def live_failure(err: BaseException) -> str | None:
-    """What to do about a `--live` look-up that failed for want of a region, credentials, permissions or the
-    network; None for anything else (a bug, shown as such)."""
+def live_failure(err: BaseException, offline: str = "list") -> str | None:
+    """What to do about a `--live` look-up that failed for want of a region, credentials (none, or expired),
+    permissions or the network; None for anything else (a bug, shown as such). `offline` names what the command
+    gives without `--live` (`pins`: the list, `plan`: the plan)."""
     import urllib.error
 
     from botocore import exceptions as boto
 
+    without = f"drop --live for the offline {offline}"
     if isinstance(err, boto.NoRegionError):
         return NO_REGION
-    if isinstance(err, boto.NoCredentialsError | boto.PartialCredentialsError | boto.TokenRetrievalError):
+    if isinstance(err, boto.NoCredentialsError | boto.PartialCredentialsError):
         return ("--live needs AWS credentials and found none: set AWS_PROFILE (and `aws sso login`), or run with "
-                "a role (AWS_ROLE_ARN and a web identity token in CI); without them, drop --live for the offline "
-                "list")
+                f"a role (AWS_ROLE_ARN and a web identity token in CI); without them, {without}")
+    expired = isinstance(err, boto.TokenRetrievalError | boto.SSOError | boto.CredentialRetrievalError) or (
+        isinstance(err, boto.ClientError) and err.response.get("Error", {}).get("Code") in EXPIRED_CODES)
+    if expired:
+        return ("--live: the AWS credentials are expired or not valid: renew them (`aws sso login`, or a fresh "
+                f"session for AWS_PROFILE) and run it again, or {without}")
     if isinstance(err, boto.EndpointConnectionError | boto.ConnectTimeoutError | boto.ReadTimeoutError):
         return (f"--live needs the network: {err}. Run it where the AWS APIs (EKS, SSM) and public.ecr.aws are "
-                "reachable, or drop --live for the offline list")
+                f"reachable, or {without}")
     if isinstance(err, boto.ClientError):
         code = err.response.get("Error", {}).get("Code", "an error")
         operation = getattr(err, "operation_name", "a look-up")
@@ -387,8 +423,14 @@ def live_failure(err: BaseException) -> str | None:
     if isinstance(err, urllib.error.URLError | TimeoutError | ConnectionError):
         reason = getattr(err, "reason", err)
         return (f"--live needs the network: the charts' OCI registries are out of reach ({reason}). Run it where "
-                "public.ecr.aws is reachable, or drop --live for the offline list")
+                f"public.ecr.aws is reachable, or {without}")
     return None
+
+
+EXPIRED_CODES = frozenset({"ExpiredToken", "ExpiredTokenException", "RequestExpired", "InvalidClientTokenId",
+                           "UnrecognizedClientException"})
+"""Error codes AWS answers a call signed with expired or unknown credentials (STS, EKS and SSM spell them
+differently)."""
 
 
 def override_notes(root: Path) -> list[str]:

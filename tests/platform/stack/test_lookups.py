@@ -200,6 +200,52 @@ def test_an_old_ami_pin_is_a_warning_at_the_configured_age() -> None:
     assert ami_age_warnings([latest], date(2030, 1, 1), 30) == []  # unpinned: nothing to age
 
 
+def test_the_ami_age_warning_says_how_to_move_the_ami_where_the_library_runs() -> None:
+    from datetime import timedelta
+
+    from eks_karpenter.platform.nodepool.class_config import NodeClassConfig
+    from eks_karpenter.platform.version_rules import ami_age_warnings
+    from eks_karpenter.tools.pins import ami_release_date
+
+    released = ami_release_date(versions.AMI_ALIAS)
+    assert released is not None
+    later = released + timedelta(days=100)
+    classes = [NodeClassConfig.model_validate({"name": "default"}),
+               NodeClassConfig.model_validate({"name": "gpu", "amiSelectorTerms": [{"alias": "al2023@v20250101"}]})]
+    in_repo, own = ami_age_warnings(classes, later, 30, checkout=True)
+    assert "move the pin with `eks-karpenter pins --live --write`" in in_repo
+    assert own.startswith("EC2NodeClass gpu: AMI al2023@v20250101")
+    assert "set `eks-karpenter:nodeClasses[1].amiSelectorTerms` to a newer release, [{alias: al2023@v<YYYYMMDD>}]" \
+        in own and "--write" not in own
+    installed, own_installed = ami_age_warnings(classes, later, 30, checkout=False)
+    assert own_installed == own
+    assert "--write" not in installed
+    assert (f"upgrade the eks-karpenter library (each release moves its pin {versions.AMI_ALIAS}), or set "
+            "`eks-karpenter:nodeClasses[0].amiSelectorTerms` (class default) to a newer release, "
+            "[{alias: al2023@v<YYYYMMDD>}]") in installed
+
+
+def test_a_consumer_plan_names_the_ami_key_in_its_own_namespace(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from datetime import timedelta
+
+    from eks_karpenter.platform import build
+    from eks_karpenter.tools.cli import main
+    from eks_karpenter.tools.pins import ami_release_date
+
+    from tests.project.test_installed_wheel import fill_template
+
+    released = ami_release_date(versions.AMI_ALIAS)
+    assert released is not None
+    monkeypatch.setattr(build, "today", lambda: released + timedelta(days=100))
+    monkeypatch.setattr(build, "library_checkout", lambda: None)  # as from a wheel in the project's venv
+    fill_template(tmp_path / "platform", project="my-platform")
+    assert main(["plan", "--stack", "dev", "--program", str(tmp_path / "platform"), "--format", "json"]) == 0
+    [warning] = [w for w in json.loads(capsys.readouterr().out)["warnings"] if "amiMaxAgeDays" in w]
+    assert "set `my-platform:nodeClasses[0].amiSelectorTerms` (class default)" in warning
+    assert "upgrade the eks-karpenter library" in warning and "pins --live --write" not in warning
+
+
 def test_the_plan_warns_about_an_old_ami_pin_unless_configured_otherwise() -> None:
     from datetime import UTC, datetime
 

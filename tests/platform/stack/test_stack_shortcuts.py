@@ -6,6 +6,9 @@ The cluster name fills `cluster.name`; the network defaults to a new 10.0.0.0/16
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from eks_karpenter import ConfigError, load_stack_config
 from eks_karpenter.platform.network.config import ZONE_EXCEPTIONS, default_availability_zones
@@ -70,6 +73,40 @@ def test_two_different_names_are_refused_at_the_shortcut() -> None:
 def test_a_malformed_name_is_reported_once_at_the_key_written() -> None:
     message = error({"aws:region": "eu-west-1", "acme-platform:clusterName": "my cluster"})
     assert "acme-platform:clusterName:" in message and "1 problem" in message
+
+
+def test_the_schema_accepts_the_stack_file_pulumi_new_writes_from_the_template(tmp_path: Path) -> None:
+    """`pulumi new` writes the prompted `network` and `nodePools` as JSON text, which the program reads as the
+    object and list they spell; the schema takes both spellings, and still refuses a wrong value."""
+    import jsonschema
+    import yaml
+    from eks_karpenter.platform.stack import stack_file_schema
+
+    from tests.project.test_installed_wheel import fill_template
+
+    fill_template(tmp_path / "platform", project="acme-platform")
+    written = yaml.safe_load((tmp_path / "platform" / "Pulumi.dev.yaml").read_text())
+    assert isinstance(written["config"]["acme-platform:nodePools"], str)  # JSON text, as pulumi new writes it
+    validator = jsonschema.Draft202012Validator(stack_file_schema("acme-platform"))
+    assert list(validator.iter_errors(written)) == []
+    as_yaml = {"config": {**written["config"], **{k: json.loads(v) for k, v in written["config"].items()
+                                                    if k.endswith((":network", ":nodePools"))}}}
+    assert list(validator.iter_errors(as_yaml)) == []
+    assert not validator.is_valid({"config": {**written["config"], "acme-platform:nodePools": 3}})
+    assert not validator.is_valid({"config": {**written["config"], "acme-platform:network": [1]}})
+
+
+def test_a_malformed_deployer_cidr_is_the_one_problem_not_the_endpoint_it_would_open() -> None:
+    message = error({"aws:region": "eu-west-1", "acme-platform:clusterName": "acme",
+                     "acme-platform:deployerCidr": "203.0.113.7/24"})
+    assert "1 problem" in message and "acme-platform:deployerCidr: not a CIDR block" in message
+    assert "apiAccess" not in message and "private-only" not in message
+    # A cluster section that sets the endpoint itself keeps its own endpoint rules.
+    message = error({"aws:region": "eu-west-1", "acme-platform:clusterName": "acme",
+                     "acme-platform:deployerCidr": "203.0.113.7/24",
+                     "acme-platform:cluster": '{"endpointPublicAccess": true}'})
+    assert "acme-platform:deployerCidr: not a CIDR block" in message
+    assert "acme-platform:cluster.publicAccessCidrs: a public endpoint needs an explicit allow-list" in message
 
 
 def test_without_any_name_the_error_names_both_ways_under_the_project() -> None:

@@ -202,6 +202,36 @@ def test_rename_without_alias_is_pointed_out() -> None:
     assert "alias" in render_diff_markdown(diff)
 
 
+def test_renamed_resources_of_one_name_are_told_apart_by_their_type() -> None:
+    entry, association = "aws:eks/accessEntry:AccessEntry", "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+    old = [res(entry, "access-team-batch", {}), res(association, "access-team-batch", {})]
+    new = [res(t, "access-entry-batch", {}, options={"aliases": [o.urn]}) for t, o in zip((entry, association), old,
+                                                                                          strict=True)]
+    text = render_diff_markdown(diff_plans(doc(*old), doc(*new)))
+    assert ("kept rather than recreated: `access-team-batch` → `access-entry-batch` (AccessEntry), "
+            "`access-team-batch` → `access-entry-batch` (AccessPolicyAssociation).") in text
+
+
+def test_the_header_says_what_is_compared() -> None:
+    import re
+
+    from eks_karpenter import __version__
+    from eks_karpenter.tools.cli import _compared, _parser
+
+    dev = doc(res(SUBNET, "a", {}))
+    assert render_diff_markdown(diff_plans(dev, dev), "`old.json` (old) → `new.json` (new)").startswith(
+        "### Plan diff: `p` / `dev`\n\nCompared: `old.json` (old) → `new.json` (new).\n")
+    assert render_diff_markdown(diff_plans(dev, doc(res(SUBNET, "a", {}, stack="dev2"), stack="dev2"))).startswith(
+        "### Plan diff: `p` / `dev` → `dev2`\n")
+    base = _compared(_parser().parse_args(["diff", "--base", "HEAD", "--stack", "dev"]))
+    assert re.fullmatch(r"`HEAD` \(commit [0-9a-f]{12}\) \(old\) → the working tree \(new\)", base), base
+    library = _compared(_parser().parse_args(["diff", "--library", "../eks-karpenter", "--stack", "dev"]))
+    assert library == (f"the installed library, eks-karpenter {__version__} (old) → the candidate library "
+                       "`../eks-karpenter` (new)")
+    files = _compared(_parser().parse_args(["diff", "old.json", "new.json"]))
+    assert files == "`old.json` (old) → `new.json` (new)"
+
+
 def test_rename_with_an_alias_is_the_same_resource() -> None:
     old_subnet = res(SUBNET, "old-name", {"cidrBlock": "10.0.0.0/19"})
     renamed = res(SUBNET, "new-name", {"cidrBlock": "10.0.0.0/19"}, options={"aliases": [old_subnet.urn]})

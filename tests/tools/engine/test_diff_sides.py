@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import eks_karpenter
 import pytest
 import yaml
 from eks_karpenter.tools.cli import main
@@ -133,6 +134,7 @@ def test_diff_base_head_with_clean_tree_says_no_changes(clone: Path, capsys: pyt
     assert main(["diff", "--base", "HEAD", "--stack", "dev", "--program", str(clone)]) == 0
     out = capsys.readouterr().out
     assert "No changes" in out
+    assert f"Compared: `HEAD` (commit {_git(clone, 'rev-parse', 'HEAD')[:12]}) (old) → the working tree (new)." in out
     assert len(_git(clone, "worktree", "list").splitlines()) == 1, "the temporary worktree was not removed"
 
 
@@ -232,6 +234,8 @@ def test_a_consumer_compares_the_installed_library_with_a_candidate(tmp_path: Pa
                            "--library", str(candidate)], cwd=project, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "### Plan diff: `my-platform` / `dev`" in done.stdout
+    assert f"Compared: the installed library, eks-karpenter {eks_karpenter.__version__} (old) → the candidate " \
+           f"library `{candidate}` (new)." in done.stdout
     assert re.search(r"`addonVersion`: `\"v[\d.]+-eksbuild\.\d+\"` → `\"v[\d.]+-eksbuild\.\d+\"`", done.stdout)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 from eks_karpenter.tools.engine.render import as_written, karpenter_details, render_markdown, render_tree
@@ -66,3 +67,33 @@ def test_details_for_a_pool_with_families_and_no_limits() -> None:
     del edited["spec"]["limits"]
     lines = karpenter_details(type(pool)(**{**pool.__dict__, "inputs": edited}))
     assert "families: m7i, c7i" in lines[0] and lines[1].startswith("limits: none (unbounded)")
+
+
+def _reordered(value: Any, reverse: bool) -> Any:
+    """`value` with every mapping's keys in sorted or reverse-sorted order."""
+    if isinstance(value, dict):
+        return {k: _reordered(value[k], reverse) for k in sorted(value, reverse=reverse)}
+    return [_reordered(v, reverse) for v in value] if isinstance(value, list) else value
+
+
+def test_limits_and_selector_terms_read_the_same_whatever_order_the_engine_returns_them() -> None:
+    """The engine's Struct maps come back in an order that depends on the protobuf version and the hash seed: the
+    tree's `limits:` line, the ceiling line and the AMI terms are shown by key."""
+    from eks_karpenter.tools.engine.document import PlanDocument
+    from eks_karpenter.tools.engine.render import at_a_glance
+
+    plan = plan_stack("dev")
+    pool = next(r for r in plan.resources if r.name == "nodepool-general")
+    node_class = next(r for r in plan.resources if r.name == "nodeclass-default")
+    seen = set()
+    for reverse in (False, True):
+        pool_ = type(pool)(**{**pool.__dict__, "inputs": _reordered(pool.inputs, reverse)})
+        class_ = type(node_class)(**{**node_class.__dict__, "inputs": _reordered(node_class.inputs, reverse)})
+        limits = pool_.inputs["spec"]["limits"]
+        assert len(limits) > 1
+        doc = PlanDocument(project=plan.project, stack=plan.stack, resources=[pool_, class_], outputs={},
+                           invokes=[], warnings=[])
+        seen.add((tuple(karpenter_details(pool_)), tuple(karpenter_details(class_)), tuple(at_a_glance(doc))))
+    [(pool_lines, _, glance)] = seen
+    assert pool_lines[1].startswith("limits: cpu 64, memory 256Gi · ")
+    assert glance[-1].startswith("  NodePool ceilings: general cpu 64, memory 256Gi (")

@@ -75,3 +75,58 @@ def test_a_consumer_project_gets_its_own_command_and_namespace(tmp_path: Path,
     code, out, _ = _run(capsys, "import-legacy", "--kubernetes-version", "1.32", str(WORKSHOP),
                         prog="python -m infra")
     assert out.startswith("# Converted by `python -m infra import-legacy`")
+
+
+def test_the_snippet_says_where_to_paste_it_for_the_project_it_runs_in(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: my-platform\nruntime: python\n")  # a template project: root
+    code, out, _ = _run(capsys, "import-legacy", "--program", str(tmp_path), "--kubernetes-version", "1.32",
+                        str(WORKSHOP))
+    assert code == 0 and "\n# Paste these keys under `config:` in Pulumi.<stack>.yaml.\n" in out
+    code, out, _ = _run(capsys, "import-legacy", "--stack", "dev", str(WORKSHOP))  # this repository: stacks/
+    assert code == 0 and "\n# Paste these keys under `config:` in stacks/Pulumi.dev.yaml.\n" in out
+
+
+def test_the_snippet_writes_a_null_only_to_switch_off_a_default_and_says_which(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    legacy = tmp_path / "legacy.yaml"
+    legacy.write_text(WORKSHOP.read_text().replace(
+        "  requirements:\n", "  requirements:\n    - key: node.kubernetes.io/instance-type\n      operator: In\n"
+        "      values: [m5.large, t3.large]\n", 1))
+    assert "instance-type" in legacy.read_text()
+    code, out, _ = _run(capsys, "import-legacy", "--kubernetes-version", "1.32", str(legacy))
+    assert code == 0
+    # The instance types pin the choice: the library leaves its category and generation defaults out itself.
+    assert "instanceCategories" not in out and "minGeneration" not in out
+    nulls = [line for line in out.splitlines() if ": null" in line]
+    assert nulls == ["    terminationGracePeriod: null  # v1alpha5 had no drain deadline: switches off the "
+                     "library's default (48h)"]
+
+
+def test_without_pulumi_policy_one_line_says_the_check_is_optional_and_how_to_run_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    monkeypatch.delitem(sys.modules, "guardrails", raising=False)
+    monkeypatch.setitem(sys.modules, "pulumi_policy", None)  # as in a template's venv: not installed
+    code, out, err = _run(capsys, "import-legacy", "--kubernetes-version", "1.32", str(WORKSHOP))
+    assert code == 0 and out
+    [line] = [line for line in err.splitlines() if "policy pack" in line]
+    assert line == ("note: not checked against the policy pack here (optional: pulumi_policy is not installed; "
+                    "`pip install pulumi-policy` checks them here, or run `pulumi preview --policy-pack DIR` on the "
+                    "stack once pasted; `eks-karpenter policy-pack --out DIR` writes the pack)")
+
+
+def test_a_selector_for_another_clusters_discovery_tag_is_flagged_for_the_stack(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "import-legacy", "--stack", "dev", str(WORKSHOP))
+    assert code == 0 and "karpenter.sh/discovery: workshop-cluster" in out  # flagged, not rewritten
+    flagged = [line for line in err.splitlines() if line.startswith("warning: the converted")]
+    assert flagged == [
+        f"warning: the converted eks-karpenter:nodeClasses[0].{key} (class default) selects karpenter.sh/discovery: "
+        f"workshop-cluster, but this stack tags its {what} karpenter.sh/discovery: dev-karpenter: Karpenter would "
+        f"find none and launch no node; select dev-karpenter, or leave {key} out for the stack's own"
+        for key, what in (("subnetSelectorTerms", "subnets"), ("securityGroupSelectorTerms", "security group"))]
+    # without --stack there is no cluster name to hold it to
+    code, _, err = _run(capsys, "import-legacy", "--kubernetes-version", "1.32", str(WORKSHOP))
+    assert code == 0 and "warning: the converted" not in err

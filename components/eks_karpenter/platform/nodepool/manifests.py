@@ -72,9 +72,14 @@ def expand_sizes(sizes: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+PINNING_KEYS = (INSTANCE_FAMILY, INSTANCE_TYPE)
+"""Requirement keys that, with operator `In`, pin the instance choice: the instanceCategories and minGeneration
+defaults are then left out."""
+
+
 def _pinned(cfg: NodePoolConfig) -> bool:
     """Whether the user chose instance families or types, which makes the category/generation defaults moot."""
-    raw = any(r.key in (INSTANCE_FAMILY, INSTANCE_TYPE) and r.operator == "In" for r in cfg.requirements)
+    raw = any(r.key in PINNING_KEYS and r.operator == "In" for r in cfg.requirements)
     return bool(cfg.instance_families or cfg.instance_types) or raw
 
 

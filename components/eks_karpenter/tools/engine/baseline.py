@@ -64,6 +64,16 @@ def plan_at_ref(program: Path, stack: str, ref: str) -> PlanDocument:
             _git(top, "worktree", "remove", "--force", str(tree))
 
 
+def describe_ref(program: Path, ref: str) -> str:
+    """`ref` as a diff header names it: `origin/main` (commit 1a2b3c4d5e6f), the ref alone when git cannot
+    resolve it (planning it then fails with the reason)."""
+    try:
+        commit = _git(program.resolve(), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except PlanError:
+        return f"`{ref}`"
+    return f"`{ref}`" if commit.startswith(ref) else f"`{ref}` (commit {commit[:12]})"
+
+
 def plan_in_tree(program: Path, stack: str, tree: Path | None = None) -> PlanDocument:
     """Plan with `tree`'s own code (default: the program's git root, else its folder) first on the import path."""
     root = (tree or _top_or_self(program)).resolve()

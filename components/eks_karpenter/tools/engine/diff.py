@@ -337,16 +337,20 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render_diff_markdown(diff: PlanDiff) -> str:
-    """A pull-request comment: counts, warnings, a table of changed resources, then each property change."""
-    title = f"### Plan diff: `{diff.project}` / `{diff.stack}`"
-    lines = [title, ""]
+def render_diff_markdown(diff: PlanDiff, compared: str | None = None) -> str:
+    """A pull-request comment: what is compared (`compared`, e.g. a base commit against the working tree, or the
+    installed library against a candidate), counts, warnings, a table of changed resources, then each property
+    change."""
+    stacks = f"`{diff.stack}`" if diff.base_stack == diff.stack else f"`{diff.base_stack}` → `{diff.stack}`"
+    lines = [f"### Plan diff: `{diff.project}` / {stacks}", ""]
+    if compared:
+        lines += [f"Compared: {compared}.", ""]
     if diff.base_stack != diff.stack:
         lines += [f"Comparing two stacks, `{diff.base_stack}` and `{diff.stack}`, resource by resource (matched by "
                   "logical name): not a change `pulumi up` makes, so no change is refused and no node roll is "
                   "shown. To review a change to one stack, diff two plans of that stack (`diff --base REF --stack "
                   "S`).", ""]
-    kept = [f"`{_urn_name(o)}` → `{_urn_name(n)}`" for o, n in diff.aliased]
+    kept = [f"`{_urn_name(o)}` → `{_urn_name(n)}` ({_kind(_urn_type(n))})" for o, n in diff.aliased]
     if kept:
         lines += ["Renamed or moved with an alias, so kept rather than recreated: " + ", ".join(kept) + ".", ""]
     if not diff.has_changes:

@@ -57,14 +57,20 @@ def _key_inputs(r: PlannedResource) -> str:
 
 def as_written(value: Any) -> Any:
     """Numbers as the stack file wrote them: the engine's protobuf Struct makes every number a float, so a
-    whole float is shown as the integer it was (`300`, not `300.0`)."""
+    whole float is shown as the integer it was (`300`, not `300.0`); keys sorted, since the order a Struct's map
+    comes back in depends on the protobuf version and the hash seed."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, dict):
-        return {k: as_written(v) for k, v in value.items()}
+        return {k: as_written(value[k]) for k in sorted(value)}
     if isinstance(value, list):
         return [as_written(v) for v in value]
     return value
+
+
+def _limits(limits: dict[str, Any]) -> str:
+    """A NodePool's `spec.limits` as `cpu 16, memory 64Gi`, by resource name (not as the engine returned them)."""
+    return ", ".join(f"{k} {_text(v)}" for k, v in as_written(limits).items())
 
 
 def _text(value: Any) -> str:
@@ -127,7 +133,7 @@ def _node_pool_details(spec: dict[str, Any]) -> list[str]:
     order = list(_REQUIREMENT_LABELS)
     reqs.sort(key=lambda q: (order.index(q["key"]) if q.get("key") in order else len(order), str(q.get("key"))))
     limits = spec.get("limits") or {}
-    shown = ", ".join(f"{k} {_text(v)}" for k, v in limits.items()) or "none (unbounded)"
+    shown = _limits(limits) or "none (unbounded)"
     extra = _pool_extras(spec, template)
     disruption = spec.get("disruption") or {}
     policy = disruption.get("consolidationPolicy", "WhenEmptyOrUnderutilized")
@@ -154,7 +160,7 @@ def _pool_extras(spec: dict[str, Any], template: dict[str, Any]) -> list[str]:
 
 def _node_class_details(spec: dict[str, Any]) -> str:
     """Its AMI selector terms, and the role or instance profile its nodes get."""
-    amis = [f"{k} {_text(v)}" for term in spec.get("amiSelectorTerms", []) for k, v in term.items()]
+    amis = [f"{k} {_text(v)}" for term in spec.get("amiSelectorTerms", []) for k, v in as_written(term).items()]
     who = (f"role {spec['role']}" if spec.get("role") else
            f"instance profile {spec['instanceProfile']}" if spec.get("instanceProfile") else "")
     return "ami: " + ("; ".join(amis) or "none") + (f" · {who}" if who else "")
@@ -176,7 +182,7 @@ def at_a_glance(doc: PlanDocument) -> list[str]:
         for r in pools:
             name = str((r.inputs.get("metadata") or {}).get("name") or r.name)
             limits = r.inputs["spec"].get("limits") or {}
-            text = ", ".join(f"{k} {_text(v)}" for k, v in limits.items()) or "no limits (unbounded)"
+            text = _limits(limits) or "no limits (unbounded)"
             cost = (ceilings.get(name) or {}).get("monthlyAtCpuLimit")
             if isinstance(cost, dict) and cost.get("max") is not None:
                 text += f" (up to ${cost['max']:,.0f}/month at the cpu limit, on-demand)"

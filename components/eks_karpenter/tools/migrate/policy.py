@@ -18,6 +18,8 @@ from typing import Any
 
 from eks_karpenter.platform.nodepool.config import NodeClassConfig, NodePoolConfig
 from eks_karpenter.platform.nodepool.manifests import render_node_class, render_node_pool
+from eks_karpenter.platform.stack import StackConfig
+from eks_karpenter.platform.version_rules import discovery_warnings
 from eks_karpenter.tools.migrate.model import Conversion
 from eks_karpenter.tools.policypack import pack_source
 
@@ -40,8 +42,8 @@ def _guardrails() -> ModuleType:
     try:
         spec.loader.exec_module(module)
     except ImportError as exc:
-        raise PackUnavailable(f"the policy pack needs {exc.name or 'pulumi-policy'}: pip install pulumi-policy "
-                              "(its requirements.txt)") from None
+        raise PackUnavailable(f"{exc.name or 'pulumi_policy'} is not installed; `pip install pulumi-policy` "
+                              "checks them here") from None
     sys.modules["guardrails"] = module
     return module
 
@@ -52,6 +54,14 @@ def rendered_objects(conversion: Conversion, node_role: str | None) -> list[dict
                for c in conversion.config(node_role)["eks-karpenter:nodeClasses"]]
     pools = [render_node_pool(NodePoolConfig.model_validate(p)) for p in conversion.node_pools]
     return [*classes, *pools]
+
+
+def stack_warnings(conversion: Conversion, cfg: StackConfig) -> list[str]:
+    """What the converted classes would select in the stack they are pasted into: a discovery tag value that is
+    not the stack's cluster name where the stack tags its own subnets or security group (`discovery_warnings`),
+    said of the converted keys."""
+    classes = [NodeClassConfig.model_validate(c) for c in conversion.config()["eks-karpenter:nodeClasses"]]
+    return [f"the converted {w}" for w in discovery_warnings(classes, cfg.cluster, cfg.network)]
 
 
 def pack_findings(objects: Iterable[Mapping[str, Any]]) -> list[str]:

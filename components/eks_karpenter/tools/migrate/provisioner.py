@@ -15,6 +15,7 @@ from pydantic import TypeAdapter, ValidationError
 from eks_karpenter.config.errors import KeyPath
 from eks_karpenter.labels import INSTANCE_CATEGORY, INSTANCE_GENERATION, PROVISIONER_NAME_LABEL
 from eks_karpenter.platform.nodepool.config import LabelKey
+from eks_karpenter.platform.nodepool.manifests import PINNING_KEYS
 from eks_karpenter.tools.migrate.fields import (
     EVICTION_SIGNALS,
     INSTANCE_SELECTING_KEYS,
@@ -166,9 +167,14 @@ def _switch_off_library_defaults(body: dict[str, Any]) -> None:
     # The shortcuts that have defaults are switched off (capacityTypes, arch and os cannot be, but a raw
     # requirement on their key replaces them, and every converted pool has one); v1alpha5 had no drain deadline
     # and no limits unless set, so those library defaults are switched off too.
+    # Where the requirements pin instance families or types, the library leaves the category and generation
+    # defaults out by itself: no `null` is written for them then.
     body.setdefault("limits", {})
     body["terminationGracePeriod"] = None
-    keys = {r["key"] for r in body.get("requirements", [])}
+    requirements = body.get("requirements", [])
+    keys = {r["key"] for r in requirements}
+    if any(r["key"] in PINNING_KEYS and r.get("operator") == "In" for r in requirements):
+        return
     for shortcut, key in (("instanceCategories", INSTANCE_CATEGORY), ("minGeneration", INSTANCE_GENERATION)):
         if key not in keys:  # (with a raw requirement on its key the shortcut is replaced anyway)
             body[shortcut] = None

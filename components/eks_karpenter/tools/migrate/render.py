@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from eks_karpenter.platform.nodepool.config import NodePoolConfig
 from eks_karpenter.tools.migrate.model import Conversion
 
 
@@ -34,14 +35,37 @@ def dump_yaml(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=120)
 
 
+def _default(field: str) -> Any:
+    info = NodePoolConfig.model_fields[field]
+    return info.default_factory() if info.default_factory else info.default  # type: ignore[call-arg]
+
+
+_SWITCHED_OFF = {
+    "instanceCategories": "v1alpha5 added no category here: switches off the library's default "
+                          f"({', '.join(_default('instance_categories'))})",
+    "minGeneration": f"v1alpha5 added no generation here: switches off the library's default "
+                     f"({_default('min_generation')})",
+    "terminationGracePeriod": "v1alpha5 had no drain deadline: switches off the library's default "
+                              f"({_default('termination_grace_period')})",
+}
+"""Why a converted pool writes `null`: each switches off a library default the legacy API did not have."""
+
+
 def render_config(conversion: Conversion, sources: Iterable[str] = (), node_role: str | None = None,
-                  project: str = "eks-karpenter", command: str = "eks-karpenter import-legacy") -> str:
-    """The stack-config snippet in `project`'s namespace: paste its `config:` entries into the stack file.
-    `command` is how the header names the command that converted it, as the user ran it."""
+                  project: str = "eks-karpenter", command: str = "eks-karpenter import-legacy",
+                  stack_file: str = "Pulumi.<stack>.yaml") -> str:
+    """The stack-config snippet in `project`'s namespace: paste its `config:` entries into `stack_file` (the
+    project's, as its `stackConfigDir` places it). `command` is how the header names the command that converted
+    it, as the user ran it. A `null` it writes carries a comment saying which library default it switches off."""
     names = ", ".join(sources)
     header = (f"# Converted by `{command}` from: {names}\n" if names else "") + \
-        "# Paste these keys under `config:` in stacks/Pulumi.<stack>.yaml.\n"
-    return header + dump_yaml({"config": conversion.config(node_role, project)})
+        f"# Paste these keys under `config:` in {stack_file}.\n"
+    lines = dump_yaml({"config": conversion.config(node_role, project)}).splitlines()
+    for i, line in enumerate(lines):
+        key, _, value = line.strip().partition(": ")
+        if value == "null" and key in _SWITCHED_OFF:
+            lines[i] = f"{line}  # {_SWITCHED_OFF[key]}"
+    return header + "".join(f"{line}\n" for line in lines)
 
 
 def render_manifests(objects: Iterable[Mapping[str, Any]]) -> str:
