@@ -324,9 +324,22 @@ def test_fork_code_never_reaches_a_self_hosted_runner() -> None:
             assert "head.repo.full_name == github.repository" in job["if"], job_id
 
 
+def test_prod_pull_request_previews_never_run_on_prods_deploy_runner() -> None:
+    # pull_request runs the PR's own workflow file, so no reviewer gate keeps PR code off a runner: prod's deploy
+    # runner admits only main's deploy.yml and drift.yml (its runner group), and the PR preview asks for another.
+    ((job_id, job, _),) = pulumi_steps("pr.yml")
+    runs_on = str(job["runs-on"])
+    assert "matrix.stack == 'prod' && vars.PULUMI_RUNNER_PROD_PREVIEW" in runs_on, job_id
+    prods_runner = re.compile(r"vars\.PULUMI_RUNNER_PROD\b(?!_)")
+    assert not prods_runner.search(runs_on), job_id
+    for name in ("deploy.yml", "drift.yml"):
+        assert any(prods_runner.search(str(j["runs-on"])) for j in jobs(name).values()), name
+
+
 def test_readme_documents_the_runner_variables() -> None:
     readme = (REPO / "docs" / "review-flow.md").read_text()
-    for var in ("PULUMI_RUNNER", "PULUMI_RUNNER_PROD", "AWS_DEPLOY_ROLE_ARN", "AWS_PREVIEW_ROLE_ARN"):
+    for var in ("PULUMI_RUNNER", "PULUMI_RUNNER_PROD", "PULUMI_RUNNER_PROD_PREVIEW", "AWS_DEPLOY_ROLE_ARN",
+                "AWS_PREVIEW_ROLE_ARN"):
         assert f"`{var}`" in readme, var
 
 # --- PR code never holds deploy credentials, and prod's preview waits for a reviewer ----------
@@ -410,7 +423,9 @@ def test_drift_uses_the_preview_jobs_credentials_model() -> None:
         roles = [s["with"]["role-to-assume"] for s in steps(job)
                  if str(s.get("uses", "")).startswith("aws-actions/configure-aws-credentials@")]
         assert roles == ["${{ vars.AWS_PREVIEW_ROLE_ARN }}"]
-    assert drift["environment"] == preview["environment"] and drift["runs-on"] == preview["runs-on"]
+    # The same runners, but prod's: drift runs main's code on prod's deploy runner, a PR's preview never does.
+    assert drift["environment"] == preview["environment"]
+    assert drift["runs-on"] == preview["runs-on"].replace("vars.PULUMI_RUNNER_PROD_PREVIEW", "vars.PULUMI_RUNNER_PROD")
     assert drift["permissions"] == {"contents": "read", "id-token": "write"}
     assert load("drift.yml")["permissions"] == {"contents": "read"}
 

@@ -36,7 +36,7 @@ from eks_karpenter.platform.access.guardrails import (
     team_policies,
     with_bindings,
 )
-from eks_karpenter.platform.access.plan import preview_rbac, preview_reads
+from eks_karpenter.platform.access.plan import preview_rbac
 from eks_karpenter.platform.adopted import ClusterFacts, NodeGroup, release_owner
 from eks_karpenter.platform.cluster import Cluster
 from eks_karpenter.platform.cluster.plan import CRITICAL_ADDONS_TAINT, addon_versions, control_plane_log_group
@@ -91,6 +91,7 @@ from eks_karpenter.platform.release_owner import ReleaseOwner
 from eks_karpenter.platform.stack import StackConfig
 from eks_karpenter.platform.stack_cluster import StackCluster
 from eks_karpenter.platform.taken_names import Adopted, check_taken_names
+from eks_karpenter.platform.tenancy_warnings import stack_preview_reads
 from eks_karpenter.platform.version_rules import ami_age_warnings, check_adopted_version, discovery_warnings
 
 
@@ -346,10 +347,7 @@ def _access(st: _Stack, cluster: Cluster, namespaces: Namespaces | None,
     previews = any(d.role == "preview" for d in cfg.access.deployers)
     if not (cfg.access.teams or previews):
         return None
-    obs, nth, mig = cfg.observability, cfg.node_termination_handler, cfg.migration if cfg.cluster.existing else None
-    reads = preview_reads(karpenter=cfg.karpenter.namespace, termination_handler=nth.namespace if nth.enabled else None,
-                          prometheus_rule=obs.enabled and obs.metrics == "prometheusOperator",
-                          cluster_autoscaler=mig.cluster_autoscaler.namespace if mig else None)
+    reads = stack_preview_reads(cfg)
     return Access("access", {
         "clusterName": st.name, "region": cfg.region, "config": cfg.access, "configPath": (f"{st.project}:access",),
         "source": st.source, "tags": st.tags, "deployersComponent": "cluster",

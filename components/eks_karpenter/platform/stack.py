@@ -85,6 +85,7 @@ from eks_karpenter.platform.observability.settings_rules import (
     disabled_settings_warnings,
     validate_observability_settings,
 )
+from eks_karpenter.platform.tenancy_warnings import tenancy_warnings
 from eks_karpenter.platform.version_rules import (
     validate_ami_release_dates,
     validate_kubernetes_for_karpenter,
@@ -523,7 +524,7 @@ def stack_warnings(cfg: StackConfig, project: str = PROJECT) -> list[Issue]:
         return (_key(section, project),)
 
     return [*addon_version_warnings(cfg.cluster, at("cluster")), *window_warnings(cfg.node_pools, at("nodePools")),
-            *disabled_settings_warnings(cfg.observability, at("observability"))]
+            *disabled_settings_warnings(cfg.observability, at("observability")), *tenancy_warnings(cfg, at)]
 
 
 def stack_file_schema(project: str = PROJECT) -> dict[str, Any]:

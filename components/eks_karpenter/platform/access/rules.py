@@ -4,14 +4,15 @@ duplicates, team namespaces, who may deploy a cluster this stack creates, and th
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from eks_karpenter.arns import partition_of
 from eks_karpenter.config.errors import Issue, KeyPath
-from eks_karpenter.platform.access.config import AccessConfig, ProviderCredentials, Team
+from eks_karpenter.platform.access.config import AccessConfig, Deployer, ProviderCredentials, Team
 from eks_karpenter.platform.access.guardrails import closing_taint_keys
 from eks_karpenter.platform.access.plan import (
+    MANAGED_KINDS,
     SSO_PATH,
     AwsIdentity,
     caller_role_arn,
@@ -21,6 +22,7 @@ from eks_karpenter.platform.access.plan import (
 )
 from eks_karpenter.platform.adopted import AdoptedGroup
 from eks_karpenter.platform.namespaces.plan import BUILTIN_NAMESPACES
+from eks_karpenter.platform.nodepool.class_config import NodeClassConfig
 
 _NAME = re.compile(r"^[A-Za-z0-9_+=,.@-]{1,128}$")
 _PATH_PART = re.compile(r"^[\x21-\x7e]+$")
@@ -320,3 +322,49 @@ def caller_issues(caller_arn: str, cfg: AccessConfig, at: KeyPath, *, dry_run: b
                   "a declared deployer (AWS_PROFILE, aws:profile or aws:assumeRoles), or add this identity to "
                   "deployers as IAM shows it (a role with its path: `aws iam get-role --role-name <name> --query "
                   "Role.Arn`)", declared)]
+
+
+def preview_builtin_namespace_warnings(deployers: Sequence[Deployer], reads: Mapping[str, Iterable[tuple[str, str]]],
+                                       keys: Mapping[KeyPath, str]) -> list[Issue]:
+    """A `preview` deployer beside platform objects in a built-in namespace (`kube-system`): its Role there reads
+    every object of their kinds, the cluster's own among them. Helm's release records are Secrets a refresh lists
+    by label, which RBAC cannot narrow (a Role names resources, not labels or types). `reads`: `preview_reads`;
+    `keys`: the key path of each setting that puts the platform in a namespace -> that namespace. One warning per
+    namespace, at its first key."""
+    previews = [d.name for d in deployers if d.role == "preview"]
+    by_namespace: dict[str, list[KeyPath]] = {}
+    for at, namespace in keys.items():
+        if previews and namespace in BUILTIN_NAMESPACES and namespace in reads:
+            by_namespace.setdefault(namespace, []).append(at)
+    found: list[Issue] = []
+    for namespace, paths in by_namespace.items():
+        kinds = ", ".join(sorted({MANAGED_KINDS[k].resource for k in reads[namespace]}))
+        found.append(Issue(paths[0], f"is a built-in namespace, and the preview deployers ({', '.join(previews)}), "
+                           "which pull-request previews run as, read every object of the kinds the stack keeps "
+                           f"there ({kinds}), not only the stack's: Helm's release records are Secrets a preview "
+                           "lists by label, which RBAC cannot narrow, so they read every Secret there (legacy "
+                           "service account tokens, other add-ons' keys). A new stack: set karpenter.namespace "
+                           "(and nodeTerminationHandler.namespace) to a namespace of the platform's own. A running "
+                           "stack: `eks-karpenter diff` refuses that move; accept these reads knowingly, or drop the "
+                           "preview deployer (docs/deploy.md)", namespace))
+    return found
+
+
+def open_reservation_warnings(teams: Sequence[Team], classes: Sequence[NodeClassConfig],
+                              at_classes: KeyPath) -> list[Issue]:
+    """Platform classes with capacity reservations beside teams with pool rights, said once: an `open`
+    reservation (EC2's default) takes any matching on-demand launch in the account, a team pool's included; a
+    team class cannot select reservations, but nothing keeps its launches out of open ones."""
+    pool_teams = [t.name for t in teams if t.node_pools]
+    # A class whose every term asks for `targeted` reservations selects none that an unaimed launch can take.
+    reserving = [i for i, c in enumerate(classes) if any(
+        t.instance_match_criteria != "targeted" for t in c.capacity_reservation_selector_terms or [])]
+    if not pool_teams or not reserving:
+        return []
+    i = reserving[0]
+    terms = [t.dump() for t in classes[i].capacity_reservation_selector_terms or []]
+    return [Issue(at_classes + (i, "capacityReservationSelectorTerms"), "selects capacity reservations while teams "
+                  f"with pool rights ({', '.join(pool_teams)}) launch on-demand nodes in the account: an open "
+                  "reservation (EC2's default) is used by any matching on-demand launch, a team pool's included. "
+                  "Create the platform's reservations with `instanceMatchCriteria: targeted` to keep them for its "
+                  "classes (docs/operations.md, Tenancy)", terms)]
