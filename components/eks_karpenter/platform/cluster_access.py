@@ -68,6 +68,18 @@ def _credentials(access: ClusterAccess) -> Any:
     return credentials
 
 
+def aws_session(region: str, role_arn: str | None = None, profile: str | None = None) -> Any:
+    """A boto3 session with the stack's AWS identity (`aws:profile`, then `aws:assumeRoles`' role), as its
+    provider acts: the look-ups the program makes itself read the account the stack deploys to."""
+    import boto3
+
+    if not role_arn:
+        return boto3.Session(profile_name=profile, region_name=region or None)
+    found = _credentials(ClusterAccess("", "", "", region, role_arn=role_arn, profile=profile)).get_frozen_credentials()
+    return boto3.Session(aws_access_key_id=found.access_key, aws_secret_access_key=found.secret_key,
+                         aws_session_token=found.token, region_name=region or None)
+
+
 class TokenError(Exception):
     """No token could be minted (no credentials, a role that cannot be assumed)."""
 

@@ -4,16 +4,38 @@ concerns, as stack.py composes their rules; the rules themselves are access/rule
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from eks_karpenter.config.errors import Issue, KeyPath
+from eks_karpenter.platform.access.config import AccessConfig
 from eks_karpenter.platform.access.plan import preview_reads
 from eks_karpenter.platform.access.rules import open_reservation_warnings, preview_builtin_namespace_warnings
+from eks_karpenter.platform.cluster.config import ClusterConfig
+from eks_karpenter.platform.karpenter.config import KarpenterConfig
+from eks_karpenter.platform.migration.config import MigrationConfig
+from eks_karpenter.platform.nodepool.config import NodeClassConfig
+from eks_karpenter.platform.nth.config import NthConfig
+from eks_karpenter.platform.observability.config import ObservabilityConfig
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
-    from eks_karpenter.platform.stack import StackConfig
+class StackConfig(Protocol):
+    """The sections of the stack config (platform/stack.py, which imports this module) these warnings read."""
+
+    @property
+    def access(self) -> AccessConfig: ...
+    @property
+    def cluster(self) -> ClusterConfig: ...
+    @property
+    def karpenter(self) -> KarpenterConfig: ...
+    @property
+    def node_termination_handler(self) -> NthConfig: ...
+    @property
+    def observability(self) -> ObservabilityConfig: ...
+    @property
+    def migration(self) -> MigrationConfig | None: ...
+    @property
+    def node_classes(self) -> Sequence[NodeClassConfig]: ...
 
 
 def stack_preview_reads(cfg: StackConfig) -> dict[str, set[tuple[str, str]]]:

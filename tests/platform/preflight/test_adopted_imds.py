@@ -210,3 +210,31 @@ def test_a_recorded_facts_file_holds_the_groups_with_teams_only() -> None:
         stub.add_response("list_nodegroups", {"nodegroups": []}, {"clusterName": "legacy-cas"})
         facts = record_facts(with_teams, "eks-karpenter", "brownfield", eks, lambda r: {}, ec2)
     assert facts["nodeGroupMetadata"] == {"groups": {}}
+
+
+def test_the_groups_are_read_with_the_stacks_aws_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A stack deployed through `aws:profile` and `aws:assumeRoles` reads the groups of the account it deploys to,
+    # not of the runner's default credentials.
+    from eks_karpenter.platform.preflight import hook, lookup
+    from eks_karpenter.platform.stack import load_stack_config
+
+    role = "arn:aws:iam::123456789012:role/platform-deploy"
+    config = {**with_team(), "aws:assumeRoles": [{"roleArn": role}], "aws:profile": "platform"}
+    cfg = load_stack_config({k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()},
+                            "stacks/Pulumi.brownfield.yaml")
+    asked: list[dict[str, Any]] = []
+    monkeypatch.setattr(lookup, "ask_cluster", lambda request, token: asked.append(request) or {"groups": {}})
+    assert lookup.adopted_groups(cfg) == ()
+    assert (asked[0]["roleArn"], asked[0]["profile"]) == (role, "platform")
+
+    sessions: list[tuple[Any, ...]] = []
+
+    class Session:
+        def client(self, service: str) -> Any:
+            raise RuntimeError(f"no {service} here")
+
+    monkeypatch.setattr("eks_karpenter.platform.cluster_access.aws_session",
+                        lambda *args: sessions.append(args) or Session())
+    answer = hook.node_group_metadata({"clusterName": "legacy-cas", "region": "us-west-2", "roleArn": role,
+                                       "profile": "platform"})
+    assert sessions == [("us-west-2", role, "platform")] and "no eks here" in answer["error"]

@@ -362,3 +362,23 @@ def test_a_changed_delete_timeout_shows_as_an_option_update() -> None:
     [change] = diff_plans(old, new).changes
     assert change.op == "update"
     assert [p.label for p in change.properties] == ["option customTimeouts"]
+
+
+def test_a_renamed_kubernetes_object_is_replaced_create_first_and_a_kept_name_delete_first() -> None:
+    # pulumi-kubernetes deletes first only when the object keeps its name and namespace: two objects of
+    # different names coexist, so a rename creates the new one before it deletes the old.
+    role = "kubernetes:rbac.authorization.k8s.io/v1:Role"
+    old = plan_stack("dev")
+    renamed = PlanDocument.from_json(old.to_json())
+    renamed.get(role, "access-preview-kube-system-role").inputs["metadata"]["name"] = "eks-karpenter:preview:v2"
+    (change,) = diff_plans(old, renamed).changes
+    assert change.op == "replace" and change.order == "create-before-delete"
+    moved = PlanDocument.from_json(old.to_json())
+    moved.get(role, "access-preview-kube-system-role").inputs["metadata"]["namespace"] = "karpenter"
+    (change,) = diff_plans(old, moved).changes
+    assert change.order == "create-before-delete"
+    kept = PlanDocument.from_json(old.to_json())
+    kept.get(role, "access-preview-kube-system-role").options["replaceOnChanges"] = ["rules"]
+    kept.get(role, "access-preview-kube-system-role").inputs["rules"] = []
+    (change,) = diff_plans(old, kept).changes
+    assert change.op == "replace" and change.order == "delete-before-create"

@@ -44,13 +44,14 @@ def node_group_metadata(request: dict[str, Any], eks: Any = None, ec2: Any = Non
     """Every managed node group of cluster `clusterName` with its taints and the metadata options of the launch
     template version it launches from: `{"groups": {name: {"taints", "httpTokens", "hopLimit", "source"}}}`
     (no `httpTokens`/`hopLimit`: not set, EKS's or EC2's default), or `{"error": ...}` when AWS cannot be
-    asked."""
+    asked. The request's `roleArn`/`profile` are the stack's AWS identity: the groups are read in its account."""
     try:
         if eks is None or ec2 is None:
-            import boto3
+            from eks_karpenter.platform.cluster_access import aws_session
 
-            eks = eks or boto3.client("eks", region_name=request["region"] or None)
-            ec2 = ec2 or boto3.client("ec2", region_name=request["region"] or None)
+            session = aws_session(request["region"], request.get("roleArn"), request.get("profile"))
+            eks = eks or session.client("eks")
+            ec2 = ec2 or session.client("ec2")
         cluster = request["clusterName"]
         names = [n for page in eks.get_paginator("list_nodegroups").paginate(clusterName=cluster)
                  for n in page.get("nodegroups", [])]

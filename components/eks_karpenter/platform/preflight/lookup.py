@@ -153,8 +153,11 @@ def adopted_groups(cfg: StackConfig) -> tuple[AdoptedGroup, ...] | str:
     if not cfg.access.teams:
         return ()
     # AWS lists every group; `nodeGroups` (those the stack file names) is what the offline plan's mocks answer.
-    answer = ask_cluster({"clusterName": cfg.cluster.name, "region": cfg.region,
-                          "nodeGroups": node_group_names(cfg)}, NODE_GROUP_METADATA_TOKEN)
+    creds = cfg.access.provider_credentials
+    request = {"clusterName": cfg.cluster.name, "region": cfg.region, "nodeGroups": node_group_names(cfg),
+               "roleArn": creds.role_arn, "profile": creds.profile}
+    # Unset credentials are left out, as an invoke drops them: the recorded request is the one made.
+    answer = ask_cluster({k: v for k, v in request.items() if v is not None}, NODE_GROUP_METADATA_TOKEN)
     if answer.get("error"):
         return str(answer["error"])
     return tuple(AdoptedGroup.from_answer(name, found) for name, found in sorted((answer.get("groups") or {}).items()))

@@ -196,12 +196,19 @@ def _compare(old: PlannedResource, new: PlannedResource) -> ResourceChange | Non
         return None
     op: Op = "replace" if any(p.replaces for p in props) else "update"
     return ResourceChange(op, new, tuple(props), protected=_protected(old) or _protected(new),
-                          delete_first=op == "replace" and _deletes_first(new))
+                          delete_first=op == "replace" and _deletes_first(new, old))
 
 
-def _deletes_first(r: PlannedResource) -> bool:
+def _deletes_first(r: PlannedResource, old: PlannedResource | None = None) -> bool:
+    """Whether a replacement of `r` deletes the old resource before creating the new one: asked for, or a fixed
+    name the two would share. pulumi-kubernetes deletes first only when the object keeps its name and namespace
+    (a renamed object is created beside the old one), so a Kubernetes rename is create-before-delete."""
     if r.options.get("deleteBeforeReplace"):
         return True
+    if old is not None and r.type.startswith("kubernetes:") and any(
+            _get(old.inputs, parse_path(p)) != _get(r.inputs, parse_path(p))
+            for p in ("metadata.name", "metadata.namespace")):
+        return False
     return any(_get(r.inputs, parse_path(p)) not in (MISSING, None, "")
                for p in replacing_paths(r.type, DELETE_FIRST_WHEN_SET))
 
