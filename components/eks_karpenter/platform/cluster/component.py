@@ -83,8 +83,8 @@ class ClusterArgs(TypedDict):
     """Permissions boundary (a managed policy ARN) on every role this component creates, pulumi-eks' cluster role
     included; None: no boundary."""
     adoptLogGroup: NotRequired[bool]
-    """The control-plane log group exists and carries this stack's cluster tag: registered with `import` (a
-    no-op while the state holds it), so CreateLogGroup does not fail on it (platform/taken_names.py)."""
+    """The control-plane log group exists and is this stack's by its tags: registered with `import` (a no-op
+    while the state holds it), so CreateLogGroup does not fail on it (platform/taken_names.py)."""
     ownerTags: NotRequired[dict[str, str]]
     """The tag naming this Pulumi stack (`tags.stack_owner_tags`), on the control-plane log group only: what the
     preview checks before adopting a group of the cluster's name (platform/taken_names.py)."""
