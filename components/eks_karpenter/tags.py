@@ -14,6 +14,12 @@ DISCOVERY_KEY = "karpenter.sh/discovery"
 INTERNAL_ELB_KEY = "kubernetes.io/role/internal-elb"
 ELB_KEY = "kubernetes.io/role/elb"
 CLUSTER_TAG_KEY = "eks-karpenter/cluster"
+STACK_TAG_KEY = "eks-karpenter/stack"
+"""On the resources whose names are fixed by the cluster's (its control-plane log group, its interruption queue):
+the Pulumi stack that manages them, `<organization>/<project>/<stack>`. The cluster tag alone cannot tell two
+stacks of one cluster name apart, and the preview adopts such a resource only when it is this stack's."""
+CLOUDFORMATION_STACK_TAG_KEY = "aws:cloudformation:stack-name"
+"""Set by CloudFormation on what a CloudFormation stack created: deleting that stack deletes the resource."""
 NAME_KEY = "Name"
 """The name EC2 and the console show; the platform names its own resources (and Karpenter its nodes) by it."""
 
@@ -21,7 +27,9 @@ NAME_KEY = "Name"
 # resource breaks Karpenter or the AWS Load Balancer Controller.
 RESERVED_PREFIXES = ("karpenter.sh/", "karpenter.k8s.aws/", "kubernetes.io/cluster/", "eks:", "aws:",
                      # queue-mode NTH drains every instance carrying its managed tag, Karpenter's included
-                     "aws-node-termination-handler/")
+                     "aws-node-termination-handler/",
+                     # a copy on a stack's log group or queue would let another stack adopt it
+                     STACK_TAG_KEY)
 
 
 def _tag_text(value: str) -> str:
@@ -57,6 +65,11 @@ def discovery_tags(cluster_name: str) -> dict[str, str]:
 def base_tags(cluster_name: str, user_tags: Mapping[str, str]) -> dict[str, str]:
     """Tags on every resource: the user's, plus the cluster they belong to (for cost allocation)."""
     return {**user_tags, CLUSTER_TAG_KEY: cluster_name}
+
+
+def stack_owner_tags(organization: str, project: str, stack: str) -> dict[str, str]:
+    """The tag naming the stack that manages a fixed-name resource (`STACK_TAG_KEY`)."""
+    return {STACK_TAG_KEY: f"{organization}/{project}/{stack}"}
 
 
 def private_subnet_tags(cluster_name: str) -> dict[str, str]:

@@ -99,6 +99,8 @@ CASES: list[tuple[str, str, Mutation, str, str]] = [
      f"{NET}.tags.karpenter.sh/discovery", "reserved tag key"),
     ("stack-reserved-tag", "dev", setv("eks-karpenter:tags", {"kubernetes.io/cluster/x": "owned"}),
      "eks-karpenter:tags.kubernetes.io/cluster/x", "reserved tag key"),
+    ("stack-owner-tag", "dev", setv("eks-karpenter:tags", {"eks-karpenter/stack": "o/p/s"}),
+     "eks-karpenter:tags.eks-karpenter/stack", "reserved tag key"),
     ("tags-not-strings", "dev", setv("eks-karpenter:tags", {"team": ["a"]}), "eks-karpenter:tags.team",
      "valid string"),
     ("protect-not-bool", "dev", setv("eks-karpenter:protect", "maybe"), "eks-karpenter:protect", "boolean"),

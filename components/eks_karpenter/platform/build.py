@@ -162,7 +162,7 @@ def build_platform(cfg: StackConfig) -> None:
     obs = cfg.observability
     queue = InterruptionQueue("interruption", {"clusterName": st.name, "tags": st.tags,
                                                "alarms": queue_alarms(obs), "alarmTopicArn": obs.alarm_topic_arn,
-                                               "adoptQueueUrl": st.adopted.queue}) \
+                                               "adoptQueueUrl": st.adopted.queue, "ownerTags": st.adopted.owner_tags}) \
         if cfg.interruption.enabled else None
     iam = _karpenter_iam(st, cluster, node_role, queue)
     namespaces = _namespaces(st, cluster)
@@ -314,6 +314,7 @@ def _cluster(st: _Stack, network: Network, private_subnets: pulumi.Output[list[s
         # An adopted cluster's security group is another tool's: selected by ID, not tagged, unless asked.
         "tagSecurityGroup": _adopted_cluster_sg(st) is None,
         "systemReleaseVersion": system_release, "adoptLogGroup": st.adopted.log_group is not None,
+        "ownerTags": st.adopted.owner_tags,
     })
 
 

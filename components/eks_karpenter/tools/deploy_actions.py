@@ -22,6 +22,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from eks_karpenter.platform.adopted import NODE_GROUP_METADATA_TOKEN
+from eks_karpenter.platform.taken_names import (
+    LOG_GROUP_TOKEN,
+    LOG_GROUPS_TOKEN,
+    QUEUE_TOKEN,
+    QUEUES_TOKEN,
+    READ_ACTIONS,
+)
 
 TF_AWS = "hashicorp/terraform-provider-aws"
 """The Terraform provider pulumi-aws bridges (pulumi-aws 7.x): the `aws:` types' behaviour is its code."""
@@ -421,21 +428,19 @@ ACTIONS: dict[str, TypeActions] = {
     "aws:iam/getRoles:getRoles": TypeActions(
         read=("iam:ListRoles",),
         evidence=(tf("internal/service/iam/roles_data_source.go", "07e0d0b940f57c782f8fcc9ccfd8b19f59383b51"),)),
-    # The taken-name look-ups (platform/taken_names.py) read the one group or queue they list, when there is one:
-    # a plan of a fresh account lists only, so the reads come in as children.
-    "aws:cloudwatch/getLogGroups:getLogGroups": TypeActions(
-        read=("logs:DescribeLogGroups",), children=("aws:cloudwatch/getLogGroup:getLogGroup",),
+    # The taken-name look-ups (platform/taken_names.py, which names their actions) read the one group or queue they
+    # list, when there is one: a plan of a fresh account lists only, so the reads come in as children.
+    LOG_GROUPS_TOKEN: TypeActions(
+        read=READ_ACTIONS[LOG_GROUPS_TOKEN], children=(LOG_GROUP_TOKEN,),
         evidence=(tf("internal/service/logs/groups_data_source.go", "0a44c8632d7906fdf977d03d5497265a195bc583"),)),
-    "aws:cloudwatch/getLogGroup:getLogGroup": TypeActions(
-        # The group, then its tags by ARN (the data source's `@Tags(identifierAttribute="arn")`).
-        read=("logs:DescribeLogGroups", "logs:ListTagsForResource"),
+    LOG_GROUP_TOKEN: TypeActions(
+        read=READ_ACTIONS[LOG_GROUP_TOKEN],
         evidence=(tf("internal/service/logs/group_data_source.go", "0ac6a8e1d84d7dc48f49354deca23f694d2a6431"),)),
-    "aws:sqs/getQueues:getQueues": TypeActions(
-        read=("sqs:ListQueues",), children=("aws:sqs/getQueue:getQueue",),
+    QUEUES_TOKEN: TypeActions(
+        read=READ_ACTIONS[QUEUES_TOKEN], children=(QUEUE_TOKEN,),
         evidence=(tf("internal/service/sqs/queues_data_source.go", "1bf14ce2417cb8628a750634bac3dc28975387c4"),)),
-    "aws:sqs/getQueue:getQueue": TypeActions(
-        # The queue's URL by name, its ARN, then its tags.
-        read=("sqs:GetQueueUrl", "sqs:GetQueueAttributes", "sqs:ListQueueTags"),
+    QUEUE_TOKEN: TypeActions(
+        read=READ_ACTIONS[QUEUE_TOKEN],
         evidence=(tf("internal/service/sqs/queue_data_source.go", "0148137dc6fb802b97b74036846777ab15c0f9ad"),)),
     # The library's own look-up of an adopted cluster's node groups (with teams): every group, the launch template
     # version each launches from.

@@ -34,6 +34,7 @@ from eks_karpenter.platform.taken_names import (
     queue_issue,
 )
 from eks_karpenter.tools.engine import PlanDocument, PlanResult, run_plan
+from eks_karpenter.tools.engine.mocks import InvokeFailure
 
 from tests.support import REPO, plan_stack, stack_config
 
@@ -238,6 +239,9 @@ def test_network_change_rules() -> None:
 # --- fixed names a first `up` may find taken ----------------------------------------------------------------------
 
 LOG_GROUP = "/aws/eks/dev-karpenter/cluster"
+DEV = "organization/eks-karpenter/dev"
+"""The dev stack as its stack tag names it (offline, the organization a self-managed backend reports)."""
+OWN_TAGS = f"eks-karpenter/cluster=dev-karpenter,eks-karpenter/stack={DEV}"
 LOG_GROUP_ARN = f"arn:aws:logs:eu-west-1:123456789012:log-group:{LOG_GROUP}"
 
 
@@ -272,26 +276,79 @@ def test_a_log_group_an_earlier_cluster_of_the_name_left_is_refused_with_the_way
     assert f"eks-karpenter:cluster.logTypes: the log group {LOG_GROUP} already exists in this account (eu-west-1) " \
            "and this stack did not create it" in text
     assert "ResourceAlreadyExistsException" in text
-    assert f"`aws logs tag-resource --region eu-west-1 --resource-arn {LOG_GROUP_ARN} --tags " \
-           "eks-karpenter/cluster=dev-karpenter`): the next `up` adopts it" in text
+    assert f"`aws logs tag-resource --region eu-west-1 --resource-arn {LOG_GROUP_ARN} --tags {OWN_TAGS}`): the " \
+           "next `up` adopts it" in text
     assert f"`aws logs delete-log-group --region eu-west-1 --log-group-name {LOG_GROUP}`" in text
+    # This stack's own group stripped of its tags looks the same: tagging it back is the way out.
+    assert "or it is this stack's own group, whose tags were removed" in text
     # Another cluster's tag is not this one's.
     refused(run(invoke_results=left_log_group({"eks-karpenter/cluster": "other"})))
 
 
-def test_a_log_group_tagged_as_this_clusters_is_adopted() -> None:
-    result = run(invoke_results=left_log_group({"eks-karpenter/cluster": "dev-karpenter", "team": "platform"}))
+def test_a_log_group_tagged_as_this_stacks_is_adopted_and_the_planned_one_carries_the_tag() -> None:
+    assert log_group(plan_stack("dev")).inputs["tags"]["eks-karpenter/stack"] == DEV
+    result = run(invoke_results=left_log_group({"eks-karpenter/cluster": "dev-karpenter",
+                                                "eks-karpenter/stack": DEV, "team": "platform"}))
     assert result.error is None, result.error
     group = log_group(result.document)
     assert group.options["import"] == LOG_GROUP
     assert group.inputs["retentionInDays"] == 90 and group.inputs["name"] == LOG_GROUP
+    assert group.inputs["tags"]["eks-karpenter/stack"] == DEV
+    # Only the fixed-name resources carry it: the cluster tag is what every other resource has.
+    assert "eks-karpenter/stack" not in queue_rule(result.document).inputs["tags"]
+
+
+def test_a_log_group_tagged_by_an_earlier_release_with_the_cluster_only_is_adopted() -> None:
+    result = run(invoke_results=left_log_group({"eks-karpenter/cluster": "dev-karpenter"}))
+    assert result.error is None, result.error
+    group = log_group(result.document)
+    assert group.options["import"] == LOG_GROUP and group.inputs["tags"]["eks-karpenter/stack"] == DEV
+
+
+def test_a_log_group_of_another_stack_with_the_cluster_name_is_refused_naming_that_stack() -> None:
+    other = "organization/eks-karpenter/dev2"
+    text = refused(run(invoke_results=left_log_group({"eks-karpenter/cluster": "dev-karpenter",
+                                                      "eks-karpenter/stack": other})))
+    assert f"the log group {LOG_GROUP} already exists in this account (eu-west-1) and is the Pulumi stack " \
+           f"{other}'s" in text
+    assert "Give this stack's cluster another `name`" in text
+    assert f"--resource-arn {LOG_GROUP_ARN} --tags eks-karpenter/stack={DEV}`" in text
+
+
+def test_a_log_group_cloudformation_made_is_never_adopted() -> None:
+    text = refused(run(invoke_results=left_log_group({"eks-karpenter/cluster": "dev-karpenter",
+                                                      "eks-karpenter/stack": DEV,
+                                                      "aws:cloudformation:stack-name": "logging"})))
+    assert "belongs to the CloudFormation stack logging (its tag aws:cloudformation:stack-name)" in text
+    assert "`aws cloudformation delete-stack --region eu-west-1 --stack-name logging`" in text
 
 
 def test_log_group_ownership_rules() -> None:
     found = Found(LOG_GROUP, LOG_GROUP, LOG_GROUP_ARN, {"eks-karpenter/cluster": "a"})
-    assert log_group_issue(found, "a", "eu-west-1", ("c", "logTypes"), ["api"]) is None
-    issue = log_group_issue(found, "b", "eu-west-1", ("c", "logTypes"), ["api"])
+    assert log_group_issue(found, "a", "o/p/s", "eu-west-1", ("c", "logTypes"), ["api"]) is None
+    issue = log_group_issue(found, "b", "o/p/s", "eu-west-1", ("c", "logTypes"), ["api"])
     assert issue is not None and issue.path == ("c", "logTypes") and issue.value == ["api"]
+    # The stack tag decides over the cluster tag, and CloudFormation's over both.
+    own = Found(LOG_GROUP, LOG_GROUP, LOG_GROUP_ARN, {"eks-karpenter/cluster": "a", "eks-karpenter/stack": "o/p/s"})
+    assert own.owned_by("a", "o/p/s") and not own.owned_by("a", "o/p/t")
+    assert not Found("a", "a", "arn", {**own.tags, "aws:cloudformation:stack-name": "x"}).owned_by("a", "o/p/s")
+
+
+def test_a_failed_look_up_is_refused_naming_the_permissions_it_needs() -> None:
+    def denied(action: str) -> Any:
+        def answer(args: dict[str, Any]) -> dict[str, Any]:
+            raise InvokeFailure(f"AccessDeniedException: not authorized to perform: {action}")
+        return answer
+    text = refused(run(invoke_results={LOG_GROUPS_TOKEN: denied("logs:DescribeLogGroups")}))
+    assert "eks-karpenter:cluster.logTypes: looking up the fixed-name resources a first `up` may find taken " \
+           "failed (" in text and "AccessDeniedException" in text
+    assert "the identity running the preview needs logs:DescribeLogGroups (docs/UPGRADING.md" in text
+    text = refused(run(invoke_results={**left_log_group({}), LOG_GROUP_TOKEN: denied("logs:ListTagsForResource")}))
+    assert "needs logs:DescribeLogGroups, logs:ListTagsForResource (" in text
+    text = refused(run(invoke_results={QUEUES_TOKEN: denied("sqs:ListQueues")}))
+    assert "eks-karpenter:interruption.enabled: looking up" in text and "needs sqs:ListQueues (" in text
+    text = refused(run(invoke_results={**other_queues({}), QUEUE_TOKEN: denied("sqs:ListQueueTags")}))
+    assert "needs sqs:GetQueueUrl, sqs:GetQueueAttributes, sqs:ListQueueTags (" in text
 
 
 QUEUE_URL = "https://sqs.eu-west-1.amazonaws.com/123456789012/dev-karpenter"
@@ -312,6 +369,10 @@ def queue(doc: PlanDocument) -> Any:
     return found
 
 
+def queue_rule(doc: PlanDocument) -> Any:
+    return doc.by_type("aws:cloudwatch/eventRule:EventRule")[0]
+
+
 def test_offline_no_queue_of_the_clusters_name_exists_yet() -> None:
     for stack in ("dev", "brownfield"):  # an adopted cluster's stack creates its queue too
         doc = plan_stack(stack)
@@ -327,8 +388,28 @@ def test_a_queue_of_the_clusters_name_another_tool_made_is_refused_with_the_ways
            "(eu-west-1) and this stack did not create it" in text
     assert "a `pulumi destroy` would delete it" in text
     assert "`aws cloudformation delete-stack --region eu-west-1 --stack-name Karpenter-dev-karpenter`" in text
-    assert f"`aws sqs tag-queue --region eu-west-1 --queue-url {QUEUE_URL} --tags " \
-           "eks-karpenter/cluster=dev-karpenter`): the next `up` adopts it" in text
+    assert f"if no CloudFormation stack made it, manage it from this stack: mark it as this stack's (`aws sqs " \
+           f"tag-queue --region eu-west-1 --queue-url {QUEUE_URL} --tags {OWN_TAGS}`), the next `up` adopts it" in text
+
+
+def test_a_queue_cloudformation_made_is_never_adopted_whatever_its_tags() -> None:
+    tags = {"aws:cloudformation:stack-name": "Karpenter-dev-karpenter", "eks-karpenter/cluster": "dev-karpenter",
+            "eks-karpenter/stack": DEV}
+    text = refused(run(invoke_results=other_queues(tags)))
+    assert "eks-karpenter:interruption.enabled: the SQS queue dev-karpenter already exists in this account " \
+           "(eu-west-1) and belongs to the CloudFormation stack Karpenter-dev-karpenter" in text
+    assert "`aws cloudformation delete-stack` of that stack would delete it under this one" in text
+    assert "`aws cloudformation delete-stack --region eu-west-1 --stack-name Karpenter-dev-karpenter`" in text
+    assert "remove the SQS queue from that stack's template" in text and "tag-queue" not in text
+
+
+def test_a_queue_of_another_stack_with_the_cluster_name_is_refused_naming_that_stack() -> None:
+    other = "acme/platform/dev"
+    text = refused(run(invoke_results=other_queues({"eks-karpenter/cluster": "dev-karpenter",
+                                                    "eks-karpenter/stack": other})))
+    assert f"the SQS queue dev-karpenter already exists in this account (eu-west-1) and is the Pulumi stack " \
+           f"{other}'s" in text
+    assert f"--queue-url {QUEUE_URL} --tags eks-karpenter/stack={DEV}`" in text
 
 
 def test_queues_the_name_is_only_a_prefix_of_are_not_in_the_way() -> None:
@@ -337,10 +418,14 @@ def test_queues_the_name_is_only_a_prefix_of_are_not_in_the_way() -> None:
     assert QUEUE_TOKEN not in [i.token for i in result.document.invokes]
 
 
-def test_a_queue_tagged_as_this_clusters_is_adopted() -> None:
-    result = run(invoke_results=other_queues({"eks-karpenter/cluster": "dev-karpenter"}))
-    assert result.error is None, result.error
-    assert queue(result.document).options["import"] == QUEUE_URL
+def test_a_queue_tagged_as_this_stacks_or_by_an_earlier_release_as_this_clusters_is_adopted() -> None:
+    assert queue(plan_stack("dev")).inputs["tags"]["eks-karpenter/stack"] == DEV
+    for tags in ({"eks-karpenter/cluster": "dev-karpenter", "eks-karpenter/stack": DEV},
+                 {"eks-karpenter/cluster": "dev-karpenter"}):
+        result = run(invoke_results=other_queues(tags))
+        assert result.error is None, result.error
+        assert queue(result.document).options["import"] == QUEUE_URL
+        assert queue(result.document).inputs["tags"]["eks-karpenter/stack"] == DEV
 
 
 def test_without_interruption_handling_the_queue_is_not_looked_up() -> None:
@@ -354,6 +439,6 @@ def test_without_interruption_handling_the_queue_is_not_looked_up() -> None:
 
 def test_queue_ownership_rules() -> None:
     found = Found("a", QUEUE_URL, "arn", {"eks-karpenter/cluster": "a"})
-    assert queue_issue(found, "a", "eu-west-1", ("i", "enabled"), True) is None
-    issue = queue_issue(found, "b", "eu-west-1", ("i", "enabled"), True)
+    assert queue_issue(found, "a", "o/p/s", "eu-west-1", ("i", "enabled"), True) is None
+    issue = queue_issue(found, "b", "o/p/s", "eu-west-1", ("i", "enabled"), True)
     assert issue is not None and issue.path == ("i", "enabled")

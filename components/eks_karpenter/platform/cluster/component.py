@@ -83,8 +83,11 @@ class ClusterArgs(TypedDict):
     """Permissions boundary (a managed policy ARN) on every role this component creates, pulumi-eks' cluster role
     included; None: no boundary."""
     adoptLogGroup: NotRequired[bool]
-    """The control-plane log group exists and carries this stack's cluster tag: registered with `import` (a
-    no-op while the state holds it), so CreateLogGroup does not fail on it (platform/taken_names.py)."""
+    """The control-plane log group exists and is this stack's by its tags: registered with `import` (a no-op
+    while the state holds it), so CreateLogGroup does not fail on it (platform/taken_names.py)."""
+    ownerTags: NotRequired[dict[str, str]]
+    """The tag naming this Pulumi stack (`tags.stack_owner_tags`), on the control-plane log group only: what the
+    preview checks before adopting a group of the cluster's name (platform/taken_names.py)."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -210,7 +213,8 @@ class Cluster(pulumi.ComponentResource):
         opts = pulumi.ResourceOptions.merge(self._stateful(args), pulumi.ResourceOptions(
             import_=group if args.get("adoptLogGroup") else None))
         return [aws.cloudwatch.LogGroup(f"{name}-control-plane-logs", name=group,
-                                        retention_in_days=cfg.log_retention_in_days, tags=tags, opts=opts)]
+                                        retention_in_days=cfg.log_retention_in_days,
+                                        tags={**tags, **args.get("ownerTags", {})}, opts=opts)]
 
     def _control_plane(self, name: str, args: ClusterArgs, key_arn: pulumi.Input[str] | None,
                        log_groups: list[pulumi.Resource]) -> eks.Cluster:

@@ -33,9 +33,12 @@ class InterruptionQueueArgs(TypedDict):
     alarmTopicArn: NotRequired[str | None]
     """SNS topic the alarms (these and each rule's delivery alarm) notify."""
     adoptQueueUrl: NotRequired[str | None]
-    """URL of an existing queue of the cluster's name that carries this stack's cluster tag: registered with
-    `import` (a no-op while the state holds it). A queue of that name without the tag is another tool's, refused
-    at preview (platform/taken_names.py)."""
+    """URL of an existing queue of the cluster's name that is this stack's by its tags: registered with `import`
+    (a no-op while the state holds it). Any other queue of that name is refused at preview
+    (platform/taken_names.py)."""
+    ownerTags: NotRequired[dict[str, str]]
+    """The tag naming this Pulumi stack (`tags.stack_owner_tags`), on the queue only: what the preview checks
+    before adopting a queue of the cluster's name (platform/taken_names.py)."""
 
 
 class InterruptionQueue(pulumi.ComponentResource):
@@ -62,7 +65,8 @@ class InterruptionQueue(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
 
         queue = aws.sqs.Queue(f"{name}-queue", name=cluster, message_retention_seconds=QUEUE_RETENTION_SECONDS,
-                              sqs_managed_sse_enabled=True, tags=tags,
+                              sqs_managed_sse_enabled=True,
+                              tags={**tags, **args.get("ownerTags", {})},
                               opts=pulumi.ResourceOptions(parent=self, import_=args.get("adoptQueueUrl")))
         rule_arns: list[pulumi.Output[str]] = []
         for event in INTERRUPTION_EVENTS:

@@ -192,7 +192,9 @@ def _run_mocked(func: Callable[[], object], project: str, stack: str, config: di
     logger.handlers[:] = [collector]
 
     _settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor, logger=logger)
+    # The organization a self-managed backend (`pulumi login s3://...`) reports, as a real run there sees it.
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor, logger=logger,
+                             organization="organization")
     _settings.ROOT.set(None)  # set_mocks made a root; the run makes its own, as `pulumi up` does
     # A run that failed inside an apply leaves its pending outputs behind, bound to its closed event loop;
     # the next run in this process would wait on them.
