@@ -10,7 +10,8 @@ platform's. The namespace itself is the platform's (created there, kept on destr
 
 Admission: the platform exports the admission policies it applies (`teamPolicies`); this program evaluates them on
 the NodePool, EC2NodeClass and the Deployment's pods it would send, as the team would send them, so what `pulumi up`
-would be refused fails the preview naming this stack's keys, and the provider never connects."""
+would be refused fails the preview naming this stack's keys, and the provider never connects. The evaluator is the
+library's `consumer` extra, which requirements.txt installs (`eks-karpenter[consumer]`)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +102,36 @@ def test_a_platform_without_the_output_is_one_warning_that_nothing_was_checked()
     assert checked.denials == ()
     [warning] = checked.warnings
     assert PLATFORM in warning and "teamPolicies" in warning and "not checked" in warning
+
+
+def test_without_the_consumer_extra_nothing_is_checked_and_the_warning_says_how_to_install_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "cel_expr_python", None)  # `import cel_expr_python` now fails
+    refused = [("t:nodePool", pool(name="other", limits={"cpu": "900"}))]
+    checked = consumer_admission("batch", "batch", exported(), refused, platform=PLATFORM)
+    assert checked.denials == ()
+    [warning] = checked.warnings
+    assert PLATFORM in warning and "not checked" in warning and "cel-expr-python" in warning
+    assert "pip install 'eks-karpenter[consumer]'" in warning
+
+
+@pytest.mark.slow  # starts a Python process
+def test_the_platform_plans_without_the_evaluator_and_never_imports_it() -> None:
+    """The platform's own runs (its program, the plan) import nothing of cel-expr-python, and plan with it
+    uninstalled: only a consumer's check needs the `consumer` extra."""
+    script = (
+        "import sys, runpy\n"
+        "import eks_karpenter, eks_karpenter.platform.build\n"
+        "from eks_karpenter import consumer_admission, build_platform\n"
+        "assert not [m for m in sys.modules if m.startswith('cel_expr_python')], 'imported'\n"
+        "sys.modules['cel_expr_python'] = None\n"
+        "sys.argv = ['infra', 'plan', '--stack', 'dev', '--format', 'urns']\n"
+        "runpy.run_module('infra', run_name='__main__')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "components"), str(REPO)])}
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (REPO / "tests" / "golden" / "dev.urns").read_text()
 
 
 def test_a_policy_the_evaluator_cannot_model_is_a_warning_not_a_guess() -> None:

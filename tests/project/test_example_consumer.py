@@ -179,10 +179,11 @@ def test_consumer_access_warnings_is_pure() -> None:
     assert "t:namespace 'batch'" in missing_ns and "teams[web].namespaces: web, web-canary" in missing_ns
 
 
-def test_the_example_pins_the_librarys_current_version() -> None:
+def test_the_example_pins_the_librarys_current_version_with_the_consumer_extra() -> None:
+    """The example checks itself against the platform's admission policies, so it installs the evaluator too."""
     import eks_karpenter
 
     lines = (EXAMPLE / "requirements.txt").read_text().splitlines()
     pins = [line for line in lines if line.startswith("eks-karpenter")]
-    assert pins == [f"eks-karpenter=={eks_karpenter.__version__}"]
-    assert "-e ../.." in lines  # from this repository, so the pin is checked against the checkout's version
+    assert pins == [f"eks-karpenter[consumer]=={eks_karpenter.__version__}"]
+    assert "-e ../..[consumer]" in lines  # from this repository, so the pin is checked against the checkout's version

@@ -20,12 +20,12 @@ from tests.support.wheel import built_wheel
 SOURCE = REPO / "components" / "eks_karpenter"
 # Declared dependencies (distribution -> import names) and the optional extras' (imported inside functions only).
 # What the program runs at `up`, `preview` and `destroy` (the Kubernetes client, the EKS token) is a dependency:
-# the template installs no extra. The CEL evaluator checks a consumer against the platform's admission policies.
+# the template installs no extra. The CEL evaluator that checks a consumer against the platform's admission
+# policies is the `consumer` extra: it has no wheel for musl nor an sdist, and the platform never evaluates.
 DEPENDENCIES = {"pulumi": {"pulumi"}, "pulumi-aws": {"pulumi_aws"}, "pulumi-kubernetes": {"pulumi_kubernetes"},
                 "pulumi-eks": {"pulumi_eks"}, "pydantic": {"pydantic"}, "pyyaml": {"yaml"},
-                "kubernetes": {"kubernetes"}, "boto3": {"boto3", "botocore"},
-                "cel-expr-python": {"cel_expr_python"}}
-EXTRAS: dict[str, dict[str, set[str]]] = {"live": {}, "smoke": {}}
+                "kubernetes": {"kubernetes"}, "boto3": {"boto3", "botocore"}}
+EXTRAS: dict[str, dict[str, set[str]]] = {"live": {}, "smoke": {}, "consumer": {"cel-expr-python": {"cel_expr_python"}}}
 NEVER = {"components", "infra", "tests"}
 
 
@@ -78,6 +78,19 @@ def test_the_console_script_and_declared_dependencies(wheel: zipfile.ZipFile) ->
         declared = {re.split(r"[ <>=!~;\[]", r, maxsplit=1)[0].lower() for r in requires
                     if re.search(rf"extra == ['\"]{extra}['\"]", r)}
         assert set(dists) <= declared, (extra, declared)
+
+
+def test_the_consumer_extra_is_in_the_dev_extra_and_pinned() -> None:
+    """The tests evaluate the policies, so `dev` carries the `consumer` extra's requirement, and constraints.txt
+    pins it like every other distribution."""
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    [evaluator] = extras["consumer"]
+    assert evaluator.startswith("cel-expr-python") and evaluator in extras["dev"]
+    dependencies = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert not [d for d in dependencies if d.startswith("cel-expr-python")]
+    assert re.search(r"^cel-expr-python==", (REPO / "constraints.txt").read_text(), re.M)
 
 
 def _imports(tree: ast.Module) -> list[tuple[str, bool, int]]:

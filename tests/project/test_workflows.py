@@ -423,8 +423,9 @@ def test_drift_uses_the_preview_jobs_credentials_model() -> None:
         roles = [s["with"]["role-to-assume"] for s in steps(job)
                  if str(s.get("uses", "")).startswith("aws-actions/configure-aws-credentials@")]
         assert roles == ["${{ vars.AWS_PREVIEW_ROLE_ARN }}"]
-    # The same runners, but prod's: drift runs main's code on prod's deploy runner, a PR's preview never does.
-    assert drift["environment"] == preview["environment"]
+    # The same environments but prod's, whose drift check runs unattended (`drift-production`, main only, no
+    # reviewers); the same runners but prod's: drift runs main's code on prod's deploy runner, a PR's preview never.
+    assert drift["environment"] == preview["environment"].replace("'preview-production'", "'drift-production'")
     assert drift["runs-on"] == preview["runs-on"].replace("vars.PULUMI_RUNNER_PROD_PREVIEW", "vars.PULUMI_RUNNER_PROD")
     assert drift["permissions"] == {"contents": "read", "id-token": "write"}
     assert load("drift.yml")["permissions"] == {"contents": "read"}
@@ -435,7 +436,10 @@ def test_drift_uses_the_preview_jobs_credentials_model() -> None:
 DEPLOY_ENVIRONMENTS = {"dev": "dev", "brownfield": "brownfield", "prod": "production"}
 """The deploy job's environment per stack (docs/deploy.md, "CI")."""
 PREVIEW_ENVIRONMENTS = {"dev": "preview-dev", "brownfield": "preview-brownfield", "prod": "preview-production"}
-"""The preview's (and the drift check's) environment per stack."""
+"""The preview's environment per stack."""
+DRIFT_ENVIRONMENTS = {**PREVIEW_ENVIRONMENTS, "prod": "drift-production"}
+"""The drift check's environment per stack: prod's is its own, unreviewed but limited to main, since the check is
+scheduled and nobody is there to approve it; the others share the preview's."""
 ALL_FILES = tuple(sorted(p.name for p in WORKFLOWS.glob("*.yml")))
 
 
@@ -474,24 +478,44 @@ def test_deploy_jobs_run_in_one_environment_per_stack() -> None:
     assert seen == DEPLOY_ENVIRONMENTS
 
 
-@pytest.mark.parametrize("name", ["pr.yml", "drift.yml"])
-def test_previews_run_in_their_stacks_preview_environment_with_its_role(name: str) -> None:
+@pytest.mark.parametrize(("name", "expected"), [("pr.yml", PREVIEW_ENVIRONMENTS), ("drift.yml", DRIFT_ENVIRONMENTS)])
+def test_previews_run_in_their_stacks_preview_environment_with_its_role(name: str, expected: dict[str, str]) -> None:
     ((job_id, job, step),) = pulumi_steps(name)
-    assert environments(job) == PREVIEW_ENVIRONMENTS, job_id
+    assert environments(job) == expected, job_id
     assert assumed_roles(job) == ["${{ vars.AWS_PREVIEW_ROLE_ARN }}"]
     assert step["env"]["PULUMI_CONFIG_PASSPHRASE"] == "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"
-    assert not set(PREVIEW_ENVIRONMENTS.values()) & set(DEPLOY_ENVIRONMENTS.values())
+    assert not set(expected.values()) & set(DEPLOY_ENVIRONMENTS.values())
+
+
+def _environment_rows() -> dict[str, str]:
+    """docs/deploy.md's environment table: each environment named in a row's first cell -> its protection."""
+    rows = {}
+    for line in (REPO / "docs" / "deploy.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) == 4:
+            for env in re.findall(r"`([\w-]+)`", cells[0]):
+                rows[env] = cells[3]
+    return rows
+
+
+def test_prods_scheduled_drift_check_waits_for_no_reviewer_and_runs_only_main() -> None:
+    rows = _environment_rows()
+    assert "required reviewers" in rows["preview-production"]
+    protection = rows[DRIFT_ENVIRONMENTS["prod"]]
+    assert "`main` only" in protection and "reviewer" not in protection.replace("no reviewers", ""), protection
+    assert set(DRIFT_ENVIRONMENTS.values()) | set(PREVIEW_ENVIRONMENTS.values()) | set(
+        DEPLOY_ENVIRONMENTS.values()) <= set(rows)
 
 
 def test_the_docs_state_each_roles_trust_subject_and_state_access() -> None:
     deploy = (REPO / "docs" / "deploy.md").read_text()
-    for env in (*DEPLOY_ENVIRONMENTS.values(), *PREVIEW_ENVIRONMENTS.values()):
+    for env in (*DEPLOY_ENVIRONMENTS.values(), *PREVIEW_ENVIRONMENTS.values(), *DRIFT_ENVIRONMENTS.values()):
         assert f"repo:<owner>/<repo>:environment:{env}" in deploy, env
     assert '"token.actions.githubusercontent.com:aud": "sts.amazonaws.com"' in deploy
     # Each preview role reads its own stack's state object, no other's.
     assert "arn:aws:s3:::<state-bucket>/.pulumi/stacks/eks-karpenter/<stack>.*" in deploy
     flow = (REPO / "docs" / "review-flow.md").read_text()
-    for env in PREVIEW_ENVIRONMENTS.values():
+    for env in (*PREVIEW_ENVIRONMENTS.values(), *DRIFT_ENVIRONMENTS.values()):
         assert f"`{env}`" in flow, env
 
 

@@ -14,6 +14,10 @@ defaults (the CRD's, the Pod's) are not applied. Kubernetes' CEL quantity librar
 `quantity(string)` (the amount as a number, parsed as Kubernetes parses quantities: an error for a malformed
 one), `isQuantity` and the comparisons `isGreaterThan`, `isLessThan`, `compareTo`. A policy using anything
 else the API server offers (object selectors, params, excluded rules) raises `UnsupportedPolicy`.
+
+cel-expr-python is the `consumer` extra, imported on first evaluation only: it has wheels for Linux (glibc >= 2.27
+x86_64, 2.26 aarch64), macOS and Windows but none for musl nor an sdist, and the platform's own runs never
+evaluate (`evaluator_installed` says whether a consumer's check can run).
 """
 
 from __future__ import annotations
@@ -24,9 +28,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cel_expr_python import cel
-from cel_expr_python.ext import ext_strings
-
 from eks_karpenter.quantities import quantity_value
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -34,6 +35,32 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 _UNSUPPORTED = ("paramKind", "auditAnnotations")
 _UNSUPPORTED_MATCH = ("objectSelector", "excludeResourceRules")
+
+
+INSTALL_COMMAND = "pip install 'eks-karpenter[consumer]'"
+"""What installs the evaluator beside the library (in a requirements.txt: `eks-karpenter[consumer] @ <source>`)."""
+
+
+class EvaluatorMissing(ImportError):
+    """cel-expr-python (the `consumer` extra) is not installed, so no policy can be evaluated."""
+
+
+def _cel() -> Any:
+    try:
+        from cel_expr_python import cel
+    except ImportError as err:
+        raise EvaluatorMissing(f"admission policies are evaluated with cel-expr-python, the `consumer` extra, "
+                               f"which is not installed: {INSTALL_COMMAND}") from err
+    return cel
+
+
+def evaluator_installed() -> bool:
+    """Whether cel-expr-python (the `consumer` extra) can be imported, so policies can be evaluated here."""
+    try:
+        _cel()
+    except EvaluatorMissing:
+        return False
+    return True
 
 
 class UnsupportedPolicy(ValueError):
@@ -54,6 +81,9 @@ def _is_quantity(text: str) -> bool:
 
 @functools.cache
 def _env() -> Any:
+    cel = _cel()
+    from cel_expr_python.ext import ext_strings
+
     t = cel.Type
 
     def member(name: str, return_type: Any, impl: Any) -> Any:
@@ -88,7 +118,7 @@ def _compile(expression: str) -> Any:
 
 def _eval(expression: str, data: Mapping[str, Any]) -> Any:
     result = _compile(expression).eval(data=data)
-    if result.type() == cel.Type.ERROR:
+    if result.type() == _cel().Type.ERROR:
         raise _EvalError(f"{expression}: {result.plain_value()}")
     return result.plain_value()
 

@@ -10,7 +10,13 @@ from typing import Any
 
 from eks_karpenter.config.errors import ConfigError, Issue
 from eks_karpenter.labels import AWS_GROUP, KARPENTER_GROUP
-from eks_karpenter.platform.access.admission import Request, UnsupportedPolicy, admit
+from eks_karpenter.platform.access.admission import (
+    INSTALL_COMMAND,
+    Request,
+    UnsupportedPolicy,
+    admit,
+    evaluator_installed,
+)
 from eks_karpenter.platform.access.plan import team_group
 
 CLUSTER_SCOPED = {(KARPENTER_GROUP, "NodePool"), (AWS_GROUP, "EC2NodeClass")}
@@ -67,7 +73,8 @@ def consumer_admission(team: str, namespace: str, team_policies: Mapping[str, Se
     """What the platform's admission policies would refuse of a consumer stack's objects, at plan time.
 
     `team_policies` is the platform stack's `teamPolicies` output (None: a platform that exports none, which
-    gives one warning that nothing was checked); every team's policies are evaluated, as the API server does.
+    gives one warning that nothing was checked, as does a missing `consumer` extra, cel-expr-python, with the
+    command that installs it); every team's policies are evaluated, as the API server does.
     `objects` are (the consumer's config key, manifest as plain data, its Outputs resolved): NodePools and
     EC2NodeClasses exactly as the components send them (`render_node_pool`, `NodeClass.manifest_for`),
     workloads (whose pod template is also evaluated as a Pod in `namespace`) and Services. Each is a request of
@@ -78,6 +85,11 @@ def consumer_admission(team: str, namespace: str, team_policies: Mapping[str, Se
         return ConsumerAdmission((), (f"the platform ({platform}) exports no teamPolicies (a release before the "
                                       "output): its admission policies were not checked at plan time; `pulumi up` "
                                       "meets them",))
+    if not evaluator_installed():
+        return ConsumerAdmission((), (f"the platform's ({platform}) admission policies were not checked at plan time: "
+                                      "their evaluator, cel-expr-python (the library's `consumer` extra), is not "
+                                      f"installed; `pulumi up` meets them. Install it: {INSTALL_COMMAND} (in a "
+                                      "requirements.txt: `eks-karpenter[consumer]` in place of `eks-karpenter`)",))
     policies = [p for team_ps in team_policies.values() for p in team_ps]
     groups = (team_group(team), "system:authenticated")
     refused: dict[tuple[str, str], list[str]] = {}  # (what, message) -> operations, in order
