@@ -71,7 +71,10 @@ def add_analysis_parsers(sub: Any) -> None:
                                                 "versus a fixed managed node group (on-demand prices)")
     simulate.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
     add_project_arguments(simulate, references=False)
-    simulate.add_argument("--workload", required=True, metavar="FILE", help="workload file (YAML: deployments)")
+    simulate.add_argument("--workload", required=True, metavar="FILE",
+                          help="a workload file (deployments: ...), or Kubernetes manifests (Deployment, StatefulSet, "
+                               "ReplicaSet, Job, CronJob, Pod, DaemonSet; documents of one file or a `kind: List`, "
+                               "as `kubectl get -o yaml` prints them)")
     simulate.add_argument("--fixed-instance-type", default="m5.large", metavar="TYPE",
                           help="instance type of the fixed node group to compare with (default: m5.large)")
     simulate.add_argument("--format", choices=("text", "markdown", "json"), default="text")

@@ -487,3 +487,23 @@ def test_a_region_without_a_price_table_is_simulated_at_us_east_1s_prices_and_sa
     assert doc["fixed"]["hourlyEach"] == 0.096
     assert ("prices are us-east-1's, not ap-east-2's: the shipped tables have no ap-east-2 prices (on-demand often "
             "differs by region); `cost --stack prod --live` gives ap-east-2's current prices") in doc["notes"]
+
+
+def test_the_heading_counts_workloads_and_pods_without_requests_are_noted(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    manifests = tmp_path / "kinds.yaml"
+    manifests.write_text(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  replicas: 2\n  template:\n"
+        "    spec:\n      containers: [{name: c, image: i, resources: {requests: {cpu: '1', memory: 2Gi}}}]\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: sleeper}\nspec:\n  containers: [{name: c, image: i}]\n")
+    rc, text, err = run(capsys, "--stack", "dev", "--workload", str(manifests))
+    assert rc == 0, err
+    assert text.splitlines()[0].endswith(": 2 workloads, 3 pods")
+    assert "note: no cpu or memory requests (placed as taking none, as the scheduler places them): sleeper" in text
+
+
+def test_the_help_names_the_manifest_kinds_it_reads(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Kubernetes manifests (Deployment, StatefulSet, ReplicaSet, Job, CronJob, Pod, DaemonSet;" in text

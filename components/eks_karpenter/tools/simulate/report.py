@@ -72,6 +72,9 @@ def _notes(sim: Simulation) -> list[str]:
     unpriced = {p.pool.name: p.pool.unpriced for p in sim.karpenter.pools if p.pool.unpriced}
     for name, count in unpriced.items():
         notes.append(f"pool {name}: {count} admitted types have no catalogue price and are never chosen")
+    if unrequested := [d.name for d in sim.workload.deployments if d.cpu_millis == 0 and d.memory_bytes == 0]:
+        notes.append(f"no cpu or memory requests (placed as taking none, as the scheduler places them): "
+                     f"{', '.join(unrequested)}")
     if not sim.workload.daemon_sets:
         notes.append("no DaemonSets in the workload file: node overhead beyond Karpenter's allocatable model is "
                      "not modelled")
@@ -138,7 +141,7 @@ def _signed(value: float, places: int) -> str:
 def render_text(sim: Simulation) -> str:
     d = to_data(sim)
     out = [f"simulate: stack {d['stack']} ({d['region']}), workload {d['workload']['file']}: "
-           f"{_plural(d['workload']['deployments'], 'deployment')}, {_plural(d['workload']['pods'], 'pod')}",
+           f"{_plural(d['workload']['deployments'], 'workload')}, {_plural(d['workload']['pods'], 'pod')}",
            textwrap.fill(f"heuristic: {HEURISTIC}", width=116, subsequent_indent="  "), ""]
     k = d["karpenter"]
     out.append(f"Karpenter: {_plural(k['nodeCount'], 'node')}, {_usd(k['hourly'])}/h, {_usd(k['monthly'], 2)}/month "
@@ -184,7 +187,7 @@ def render_markdown(sim: Simulation) -> str:
     d = to_data(sim)
     k, f, diff = d["karpenter"], d["fixed"], d["difference"]
     out = [f"### Simulate `{d['workload']['file']}` on stack `{d['stack']}`", "",
-           f"{_plural(d['workload']['pods'], 'pod')} in {_plural(d['workload']['deployments'], 'deployment')}. "
+           f"{_plural(d['workload']['pods'], 'pod')} in {_plural(d['workload']['deployments'], 'workload')}. "
            "Prices are the **on-demand ceiling**.", "",
            "| | nodes | pods | $/hour | $/month |", "| --- | ---: | ---: | ---: | ---: |",
            f"| Karpenter | {k['nodeCount']} | {k['pods']} | {_usd(k['hourly'])} | {_usd(k['monthly'], 2)} |",
