@@ -18,7 +18,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from eks_karpenter.catalogue.model import Catalogue, InstanceType, load_catalogue
+from eks_karpenter.catalogue.model import Catalogue, load_catalogue
 
 REFERENCE_REGION = "us-east-1"
 """The region of Karpenter's table, which every other region falls back to."""
@@ -103,10 +103,5 @@ def priced_catalogue(region: str) -> Catalogue:
     prices = region_prices(region)
     if prices.price_region == REFERENCE_REGION:
         return catalogue
-    types = tuple(_repriced(t, prices.price(t.name)) for t in catalogue)
+    types = tuple(dataclasses.replace(t, on_demand_hourly=prices.price(t.name)) for t in catalogue)
     return dataclasses.replace(catalogue, types=types, price_region=region)
-
-
-def _repriced(t: InstanceType, hourly: float | None) -> InstanceType:
-    return InstanceType(t.name, t.cpu_millis, t.memory_mib, t.pods, t.ephemeral_storage_mib, t.extended, hourly,
-                        t.label_values, t.label_names)

@@ -52,13 +52,13 @@ def sts_url(region: str) -> str:
             "&Version=2011-06-15")
 
 
-def _credentials(access: ClusterAccess) -> Any:
+def _credentials(region: str, role_arn: str | None, profile: str | None) -> Any:
     import botocore.session
 
-    session = botocore.session.Session(profile=access.profile)
-    if access.role_arn:
-        sts = session.create_client("sts", region_name=access.region)
-        found = sts.assume_role(RoleArn=access.role_arn, RoleSessionName=SESSION_NAME)["Credentials"]
+    session = botocore.session.Session(profile=profile)
+    if role_arn:
+        sts = session.create_client("sts", region_name=region)
+        found = sts.assume_role(RoleArn=role_arn, RoleSessionName=SESSION_NAME)["Credentials"]
         from botocore.credentials import Credentials
 
         return Credentials(found["AccessKeyId"], found["SecretAccessKey"], found["SessionToken"])
@@ -75,7 +75,7 @@ def aws_session(region: str, role_arn: str | None = None, profile: str | None = 
 
     if not role_arn:
         return boto3.Session(profile_name=profile, region_name=region or None)
-    found = _credentials(ClusterAccess("", "", "", region, role_arn=role_arn, profile=profile)).get_frozen_credentials()
+    found = _credentials(region, role_arn, profile).get_frozen_credentials()
     return boto3.Session(aws_access_key_id=found.access_key, aws_secret_access_key=found.secret_key,
                          aws_session_token=found.token, region_name=region or None)
 
@@ -91,7 +91,7 @@ def eks_token(access: ClusterAccess) -> str:
     from botocore.signers import RequestSigner
 
     try:
-        credentials = _credentials(access)
+        credentials = _credentials(access.region, access.role_arn, access.profile)
     except botocore.exceptions.BotoCoreError as exc:
         raise TokenError(f"AWS credentials for the EKS token: {exc}") from None
     except botocore.exceptions.ClientError as exc:

@@ -54,12 +54,12 @@ def pool_prices(pools: Sequence[NodePoolConfig], region: str, pool_manifests: Ma
                 class_manifests: Mapping[str, dict[str, Any]]) -> dict[str, PoolPrice | None]:
     """Each pool's on-demand vCPU-hour prices in `region` (catalogue/prices.py, as `cost` prices them) over the
     types it admits, and its cpu limit."""
+    prices = region_prices(region)
     out: dict[str, PoolPrice | None] = {}
     for pool in pools:
         admission = admitted_for(pool_manifests[pool.name], class_manifests.get(pool.node_class))
         limit = cpu_millis(cpu) / 1000 if (cpu := pool.limits.get("cpu")) is not None else None
-        out[pool.name] = pool_price(vcpu_hour_prices(admission.types, lambda t: region_prices(region).price(t.name)),
-                                    limit)
+        out[pool.name] = pool_price(vcpu_hour_prices(admission.types, lambda t: prices.price(t.name)), limit)
     return out
 
 
